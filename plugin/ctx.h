@@ -1,0 +1,111 @@
+/* rbdx plugin: one NBD connection's librbd context.
+ *
+ * Each context owns its own rados_t, ioctx and image handle, so
+ * connections share no librbd lock, messenger or dispatch thread (the
+ * per-client ceiling rbdx exists to avoid).  Requests are submitted with
+ * librbd's asynchronous C API and reaped by the context's reactor.
+ *
+ * Thread-safety: after rbdx_ctx_open returns, the I/O functions may be
+ * called from any number of threads at once (librbd image handles are
+ * thread-safe for I/O); open and close are not concurrent with anything.
+ */
+#ifndef RBDX_CTX_H
+#define RBDX_CTX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rados/librados.h>
+#include <rbd/librbd.h>
+
+#include "extents.h"
+#include "options.h"
+#include "reactor.h"
+
+/** Open-time choices. */
+enum rbdx_ctx_flags {
+  RBDX_CTX_READONLY = 1 << 0,  /**< rbd_open_read_only (implied by a snapshot). */
+  RBDX_CTX_PROBE    = 1 << 1,  /**< no eventfd/reactor: check and close again. */
+};
+
+struct rbdx_ctx {
+  rados_t cluster;
+  rados_ioctx_t io;
+  rbd_image_t image;
+  int efd;                   /**< eventfd for librbd completions, -1 if none. */
+  bool have_reactor;
+  struct rbdx_reactor reactor;
+  bool readonly;
+  uint64_t size;             /**< bytes, as of open. */
+  uint64_t features;         /**< RBD_FEATURE_* of the image. */
+  uint64_t object_size;      /**< bytes (1 << order). */
+  bool cache_on;             /**< effective rbd_cache after image-level overrides. */
+  char *name;                /**< canonical "pool/[ns/]image[@snap]", owned. */
+};
+
+/** Connect, open @p spec and set up completion reaping.
+ *
+ * @param o      cluster options (conf, id, keyring, ceph.*).
+ * @param spec   the image; a snapshot opens read-only.
+ * @param flags  RBDX_CTX_* bits.
+ * @param out    receives a heap context owned by the caller (free with
+ *               rbdx_ctx_close).
+ * @param err    a one-line message naming the bad pool, namespace,
+ *               image or snapshot on error.
+ * @return 0; -ENOENT for a missing pool, namespace, image or snapshot;
+ *         -EPERM/-EACCES when the cephx id may not open it; any negative
+ *         errno from rados_connect, rbd_open, eventfd or the reactor.
+ * Starts librados threads (see cluster.h on fork). */
+int rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
+                   unsigned flags, struct rbdx_ctx **out,
+                   char *err, size_t errlen);
+
+/** Close the image, then the ioctx and cluster handle, then the eventfd
+ * (librbd never closes it).  No request may be in flight.  NULL is a
+ * no-op. */
+void rbdx_ctx_close (struct rbdx_ctx *ctx);
+
+/** Read @p count bytes at @p offset into @p buf.
+ * @return 0; a negative errno from librbd; -EINVAL when librbd returns
+ *         fewer bytes than asked (the image shrank under us: never
+ *         hand out a short or zero-filled read). */
+int rbdx_ctx_read (struct rbdx_ctx *ctx, void *buf, uint32_t count,
+                   uint64_t offset);
+
+/** Write; @p fua passes LIBRADOS_OP_FLAG_FADVISE_FUA (rbd_aio_write2).
+ * @return 0 or a negative errno from librbd. */
+int rbdx_ctx_write (struct rbdx_ctx *ctx, const void *buf, uint32_t count,
+                    uint64_t offset, bool fua);
+
+/** rbd_aio_flush.  @return 0 or a negative errno. */
+int rbdx_ctx_flush (struct rbdx_ctx *ctx);
+
+/** rbd_aio_discard (may leave partial objects below
+ * rbd_discard_granularity_bytes untouched: TRIM only, never zeroing).
+ * @return 0 or a negative errno. */
+int rbdx_ctx_discard (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset);
+
+/** rbd_aio_write_zeroes: the range reads back as zeros.
+ * @param may_hole  true: flags 0 (objects may be removed or truncated);
+ *                  false: RBD_WRITE_ZEROES_FLAG_THICK_PROVISION keeps the
+ *                  range allocated (NBD_CMD_FLAG_NO_HOLE).
+ * @return 0 or a negative errno. */
+int rbdx_ctx_zero (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
+                   bool may_hole);
+
+/** Allocation map of [offset, offset+count) for NBD base:allocation.
+ *
+ * With fast-diff valid (feature on, rbd_get_flags without
+ * RBD_FLAG_FAST_DIFF_INVALID / RBD_FLAG_OBJECT_MAP_INVALID, checked each
+ * call) this uses rbd_diff_iterate2(NULL, include_parent=1,
+ * whole_object=1), clipped to the request so extents start at
+ * @p offset; otherwise the whole range is reported as data.
+ * @return 0, or a negative errno from librbd or @p fn. */
+int rbdx_ctx_extents (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
+                      rbdx_extent_fn fn, void *arg);
+
+/** Whether the fast path of rbdx_ctx_extents applies right now. */
+bool rbdx_ctx_fast_diff_valid (struct rbdx_ctx *ctx);
+
+#endif /* RBDX_CTX_H */

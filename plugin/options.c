@@ -1,0 +1,183 @@
+/* rbdx plugin: parameter parsing (see options.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "options.h"
+
+#define CEPH_PREFIX "ceph."
+
+static int
+fail (char *err, size_t errlen, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (errlen) {
+    va_start (ap, fmt);
+    vsnprintf (err, errlen, fmt, ap);
+    va_end (ap);
+  }
+  return -EINVAL;
+}
+
+/* Store a copy of value in *slot unless the key was already given. */
+static int
+set_once (char **slot, const char *key, const char *value,
+          char *err, size_t errlen)
+{
+  if (*slot)
+    return fail (err, errlen, "%s= given twice ('%s' and '%s')",
+                 key, *slot, value);
+  *slot = strdup (value);
+  return *slot ? 0 : -ENOMEM;
+}
+
+static int
+set_ceph (struct rbdx_options *o, const char *name, const char *value,
+          char *err, size_t errlen)
+{
+  struct rbdx_ceph_option *n;
+  char *v;
+  size_t i;
+
+  if (*name == '\0')
+    return fail (err, errlen, "'ceph.' needs an option name, "
+                 "as in ceph.rados_osd_op_timeout=30");
+  if (strchr (name, ' ') || strchr (name, '.'))
+    return fail (err, errlen, "ceph.%s: a Ceph option name has no spaces "
+                 "or dots (use underscores, as in ceph.rbd_cache)", name);
+
+  for (i = 0; i < o->nceph; i++) {
+    if (strcmp (o->ceph[i].name, name) == 0) {
+      v = strdup (value);
+      if (!v)
+        return -ENOMEM;
+      free (o->ceph[i].value);
+      o->ceph[i].value = v;
+      return 0;
+    }
+  }
+  n = realloc (o->ceph, (o->nceph + 1) * sizeof *n);
+  if (!n)
+    return -ENOMEM;
+  o->ceph = n;
+  n[o->nceph].name = strdup (name);
+  n[o->nceph].value = strdup (value);
+  if (!n[o->nceph].name || !n[o->nceph].value) {
+    free (n[o->nceph].name);
+    free (n[o->nceph].value);
+    return -ENOMEM;
+  }
+  o->nceph++;
+  return 0;
+}
+
+int
+rbdx_options_set (struct rbdx_options *o, const char *key, const char *value,
+                  char *err, size_t errlen)
+{
+  const char *why = NULL;
+  int r;
+
+  if (errlen)
+    err[0] = '\0';
+  if (value == NULL || *value == '\0')
+    return fail (err, errlen, "%s= needs a value", key);
+
+  if (strncmp (key, CEPH_PREFIX, strlen (CEPH_PREFIX)) == 0)
+    return set_ceph (o, key + strlen (CEPH_PREFIX), value, err, errlen);
+
+  if (strcmp (key, "image") == 0) {
+    if (o->spec.image)
+      return fail (err, errlen, "image= given twice ('%s/%s' and '%s')",
+                   o->spec.pool, o->spec.image, value);
+    r = rbdx_spec_parse (value, NULL, &o->spec, &why);
+    if (r == -EINVAL)
+      return fail (err, errlen, "image='%s': %s", value, why);
+    return r;
+  }
+  if (strcmp (key, "conf") == 0)
+    return set_once (&o->conf, key, value, err, errlen);
+  if (strcmp (key, "id") == 0) {
+    if (strncmp (value, "client.", 7) == 0)
+      return fail (err, errlen, "id='%s': give the cephx id without the "
+                   "'client.' prefix (id=%s)", value, value + 7);
+    return set_once (&o->id, key, value, err, errlen);
+  }
+  if (strcmp (key, "keyring") == 0)
+    return set_once (&o->keyring, key, value, err, errlen);
+  if (strcmp (key, "mon_host") == 0)
+    return set_once (&o->mon_host, key, value, err, errlen);
+  if (strcmp (key, "cluster") == 0)
+    return set_once (&o->cluster, key, value, err, errlen);
+  if (strcmp (key, "completion") == 0) {
+    if (o->completion_set)
+      return fail (err, errlen, "completion= given twice");
+    if (strcmp (value, "auto") == 0)
+      o->completion = RBDX_COMPLETION_AUTO;
+    else if (strcmp (value, "io_uring") == 0)
+      o->completion = RBDX_COMPLETION_IO_URING;
+    else if (strcmp (value, "eventfd") == 0)
+      o->completion = RBDX_COMPLETION_EVENTFD;
+    else
+      return fail (err, errlen, "completion='%s': expected auto, io_uring "
+                   "or eventfd", value);
+    o->completion_set = true;
+    return 0;
+  }
+  return fail (err, errlen, "unknown parameter '%s' (see nbdkit rbdx --help; "
+               "Ceph options are given as ceph.NAME=VALUE)", key);
+}
+
+static int
+check_file (const char *key, const char *path, char *err, size_t errlen)
+{
+  if (path && access (path, R_OK) != 0)
+    return fail (err, errlen, "%s='%s': cannot read it: %s",
+                 key, path, strerror (errno));
+  return 0;
+}
+
+int
+rbdx_options_complete (const struct rbdx_options *o, char *err, size_t errlen)
+{
+  int r;
+
+  if (errlen)
+    err[0] = '\0';
+  if (!o->spec.image)
+    return fail (err, errlen, "no image given: use nbdkit rbdx "
+                 "[pool/[namespace/]]image[@snapshot]");
+  r = check_file ("conf", o->conf, err, errlen);
+  if (r == 0)
+    r = check_file ("keyring", o->keyring, err, errlen);
+  return r;
+}
+
+const char *
+rbdx_options_id (const struct rbdx_options *o)
+{
+  return o->id ? o->id : "admin";
+}
+
+void
+rbdx_options_free (struct rbdx_options *o)
+{
+  size_t i;
+
+  rbdx_spec_free (&o->spec);
+  free (o->conf);
+  free (o->id);
+  free (o->keyring);
+  free (o->mon_host);
+  free (o->cluster);
+  for (i = 0; i < o->nceph; i++) {
+    free (o->ceph[i].name);
+    free (o->ceph[i].value);
+  }
+  free (o->ceph);
+  memset (o, 0, sizeof *o);
+}
