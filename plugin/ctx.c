@@ -21,8 +21,9 @@ explain_enoent (struct rbdx_ctx *ctx, const struct rbdx_spec *spec,
   if (spec->snap && rbd_open_read_only (ctx->io, spec->image, &head,
                                         NULL) == 0) {
     rbd_close (head);
-    snprintf (err, errlen, "snapshot '%s' of image '%s' does not exist",
-              spec->snap, ctx->name);
+    snprintf (err, errlen, "snapshot '%s' of image '%.*s' does not exist",
+              spec->snap, (int) (strlen (ctx->name) - strlen (spec->snap) - 1),
+              ctx->name);
     return;
   }
   snprintf (err, errlen, "image '%s' does not exist", ctx->name);

@@ -18,7 +18,9 @@ rbdx_extent_walk_add (struct rbdx_extent_walk *w, uint64_t offset,
   uint64_t start = offset, stop = offset + length;
   int r;
 
-  if (stop <= w->pos || start >= w->end || length == 0)
+  /* Once the walk has reached its end, a range straddling the end
+   * would otherwise clip to a zero-length extent. */
+  if (stop <= w->pos || start >= w->end || length == 0 || w->pos >= w->end)
     return 0;
   if (start < w->pos)
     start = w->pos;

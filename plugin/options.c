@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "options.h"
@@ -91,9 +92,13 @@ rbdx_options_set (struct rbdx_options *o, const char *key, const char *value,
     return set_ceph (o, key + strlen (CEPH_PREFIX), value, err, errlen);
 
   if (strcmp (key, "image") == 0) {
-    if (o->spec.image)
-      return fail (err, errlen, "image= given twice ('%s/%s' and '%s')",
-                   o->spec.pool, o->spec.image, value);
+    if (o->spec.image) {
+      char first[RBDX_SPEC_MAX + 64];
+
+      rbdx_spec_format (&o->spec, first, sizeof first);
+      return fail (err, errlen, "image= given twice ('%s' and '%s')",
+                   first, value);
+    }
     r = rbdx_spec_parse (value, NULL, &o->spec, &why);
     if (r == -EINVAL)
       return fail (err, errlen, "image='%s': %s", value, why);
@@ -135,9 +140,15 @@ rbdx_options_set (struct rbdx_options *o, const char *key, const char *value,
 static int
 check_file (const char *key, const char *path, char *err, size_t errlen)
 {
-  if (path && access (path, R_OK) != 0)
+  struct stat st;
+
+  if (!path)
+    return 0;
+  if (stat (path, &st) != 0 || access (path, R_OK) != 0)
     return fail (err, errlen, "%s='%s': cannot read it: %s",
                  key, path, strerror (errno));
+  if (!S_ISREG (st.st_mode))
+    return fail (err, errlen, "%s='%s': not a regular file", key, path);
   return 0;
 }
 

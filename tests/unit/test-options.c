@@ -1,0 +1,565 @@
+/* rbdx unit tests: nbdkit parameter parsing (plugin/options.h).
+ *
+ * Proves that rbdx_options_set stores every key (image, conf, id,
+ * keyring, mon_host, cluster, completion, ceph.NAME with replacement
+ * and ordering), that every bad parameter is rejected with -EINVAL and
+ * a message naming the key and value (checked on its key parts only,
+ * not whole sentences), that a rejected parameter leaves the options
+ * unchanged, and that rbdx_options_complete and rbdx_options_id apply
+ * the final checks and defaults.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "options.h"
+
+#define ERRLEN 256
+
+/* Assert that haystack contains needle, printing both when not. */
+#define assert_contains(haystack, needle)                               \
+  do {                                                                  \
+    if (strstr ((haystack), (needle)) == NULL)                          \
+      fail_msg ("\"%s\" does not contain \"%s\"", (haystack), (needle)); \
+  } while (0)
+
+static int
+setup (void **state)
+{
+  struct rbdx_options *o = calloc (1, sizeof *o);
+
+  if (!o)
+    return -1;
+  *state = o;
+  return 0;
+}
+
+static int
+teardown (void **state)
+{
+  rbdx_options_free (*state);
+  free (*state);
+  return 0;
+}
+
+/* Apply key=value, which must succeed. */
+static void
+set_ok (struct rbdx_options *o, const char *key, const char *value)
+{
+  char err[ERRLEN];
+
+  memset (err, 'X', sizeof err);
+  assert_int_equal (rbdx_options_set (o, key, value, err, sizeof err), 0);
+  assert_string_equal (err, "");
+}
+
+/* Apply key=value, which must fail with -EINVAL; the message goes to err. */
+static void
+set_bad (struct rbdx_options *o, const char *key, const char *value,
+         char err[ERRLEN])
+{
+  memset (err, 'X', ERRLEN);
+  assert_int_equal (rbdx_options_set (o, key, value, err, ERRLEN), -EINVAL);
+  assert_non_null (memchr (err, '\0', ERRLEN));
+  assert_true (strlen (err) > 0);
+}
+
+/* ---- accepted parameters ---- */
+
+static void
+test_defaults (void **state)
+{
+  struct rbdx_options *o = *state;
+
+  assert_null (o->spec.image);
+  assert_null (o->conf);
+  assert_null (o->id);
+  assert_null (o->keyring);
+  assert_null (o->mon_host);
+  assert_null (o->cluster);
+  assert_int_equal (o->nceph, 0);
+  assert_int_equal (o->completion, RBDX_COMPLETION_AUTO);
+  assert_false (o->completion_set);
+  assert_string_equal (rbdx_options_id (o), "admin");
+}
+
+static void
+test_image (void **state)
+{
+  struct rbdx_options *o = *state;
+
+  set_ok (o, "image", "pool/ns/img@snap");
+  assert_string_equal (o->spec.pool, "pool");
+  assert_string_equal (o->spec.ns, "ns");
+  assert_string_equal (o->spec.image, "img");
+  assert_string_equal (o->spec.snap, "snap");
+}
+
+static void
+test_image_default_pool (void **state)
+{
+  struct rbdx_options *o = *state;
+
+  set_ok (o, "image", "img");
+  assert_string_equal (o->spec.pool, RBDX_DEFAULT_POOL);
+  assert_null (o->spec.ns);
+  assert_string_equal (o->spec.image, "img");
+  assert_null (o->spec.snap);
+}
+
+static void
+test_string_keys (void **state)
+{
+  struct rbdx_options *o = *state;
+
+  set_ok (o, "conf", "/etc/ceph/ceph.conf");
+  set_ok (o, "id", "foo");
+  set_ok (o, "keyring", "/etc/ceph/ceph.client.foo.keyring");
+  set_ok (o, "mon_host", "[v2:10.0.0.1:3300],10.0.0.2:6789");
+  set_ok (o, "cluster", "backup");
+  assert_string_equal (o->conf, "/etc/ceph/ceph.conf");
+  assert_string_equal (o->id, "foo");
+  assert_string_equal (rbdx_options_id (o), "foo");
+  assert_string_equal (o->keyring, "/etc/ceph/ceph.client.foo.keyring");
+  assert_string_equal (o->mon_host, "[v2:10.0.0.1:3300],10.0.0.2:6789");
+  assert_string_equal (o->cluster, "backup");
+  /* Nothing else moved. */
+  assert_null (o->spec.image);
+  assert_int_equal (o->nceph, 0);
+  assert_false (o->completion_set);
+}
+
+static void
+test_completion (void **state)
+{
+  static const struct {
+    const char *value;
+    enum rbdx_completion mode;
+  } cases[] = {
+    { "auto", RBDX_COMPLETION_AUTO },
+    { "io_uring", RBDX_COMPLETION_IO_URING },
+    { "eventfd", RBDX_COMPLETION_EVENTFD },
+  };
+  struct rbdx_options o;
+  size_t i;
+
+  (void) state;
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    memset (&o, 0, sizeof o);
+    /* Start from a different mode so "auto" is really stored. */
+    o.completion = RBDX_COMPLETION_EVENTFD;
+    set_ok (&o, "completion", cases[i].value);
+    assert_int_equal (o.completion, cases[i].mode);
+    assert_true (o.completion_set);
+    rbdx_options_free (&o);
+  }
+}
+
+static void
+test_ceph_options (void **state)
+{
+  struct rbdx_options *o = *state;
+
+  set_ok (o, "ceph.rados_osd_op_timeout", "30");
+  set_ok (o, "ceph.rbd_cache", "false");
+  set_ok (o, "ceph.log_to_stderr", "true");
+  /* A repeated name replaces the value in place. */
+  set_ok (o, "ceph.rbd_cache", "true");
+
+  assert_int_equal (o->nceph, 3);
+  assert_string_equal (o->ceph[0].name, "rados_osd_op_timeout");
+  assert_string_equal (o->ceph[0].value, "30");
+  assert_string_equal (o->ceph[1].name, "rbd_cache");
+  assert_string_equal (o->ceph[1].value, "true");
+  assert_string_equal (o->ceph[2].name, "log_to_stderr");
+  assert_string_equal (o->ceph[2].value, "true");
+
+  /* Values may hold anything, including spaces and '='. */
+  set_ok (o, "ceph.debug_rbd", "20/20 x=y");
+  assert_int_equal (o->nceph, 4);
+  assert_string_equal (o->ceph[3].name, "debug_rbd");
+  assert_string_equal (o->ceph[3].value, "20/20 x=y");
+}
+
+static void
+test_all_together (void **state)
+{
+  struct rbdx_options *o = *state;
+
+  set_ok (o, "ceph.rbd_cache", "false");
+  set_ok (o, "image", "pool/img");
+  set_ok (o, "completion", "eventfd");
+  set_ok (o, "cluster", "ceph");
+  set_ok (o, "mon_host", "10.0.0.1");
+  set_ok (o, "id", "admin");
+  assert_string_equal (o->spec.image, "img");
+  assert_int_equal (o->completion, RBDX_COMPLETION_EVENTFD);
+  assert_int_equal (o->nceph, 1);
+  assert_string_equal (rbdx_options_id (o), "admin");
+}
+
+/* ---- rejected parameters ---- */
+
+static void
+test_unknown_key (void **state)
+{
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+
+  set_bad (o, "bogus", "1", err);
+  assert_contains (err, "bogus");
+  set_bad (o, "rbd_cache", "true", err);   /* a Ceph option without ceph. */
+  assert_contains (err, "rbd_cache");
+  assert_contains (err, "ceph.");
+  set_bad (o, "Image", "img", err);        /* keys are case-sensitive */
+  assert_contains (err, "Image");
+  set_bad (o, "ceph", "x", err);           /* no dot: not the prefix */
+  assert_contains (err, "ceph");
+  assert_null (o->spec.image);
+  assert_int_equal (o->nceph, 0);
+}
+
+static void
+test_empty_value (void **state)
+{
+  static const char *const keys[] = {
+    "image", "conf", "id", "keyring", "mon_host", "cluster", "completion",
+    "ceph.rbd_cache",
+  };
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+  size_t i;
+
+  for (i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    set_bad (o, keys[i], "", err);
+    assert_contains (err, keys[i]);
+    set_bad (o, keys[i], NULL, err);
+    assert_contains (err, keys[i]);
+  }
+  assert_null (o->spec.image);
+  assert_null (o->conf);
+  assert_null (o->id);
+  assert_null (o->keyring);
+  assert_null (o->mon_host);
+  assert_null (o->cluster);
+  assert_false (o->completion_set);
+  assert_int_equal (o->nceph, 0);
+}
+
+static void
+test_repeated_keys (void **state)
+{
+  static const struct {
+    const char *key, *first, *second;
+  } cases[] = {
+    { "image", "pool/ns/one@s1", "pool/two" },
+    { "conf", "/a.conf", "/b.conf" },
+    { "id", "alice", "bob" },
+    { "keyring", "/a.keyring", "/b.keyring" },
+    { "mon_host", "10.0.0.1", "10.0.0.2" },
+    { "cluster", "alpha", "beta" },
+  };
+  struct rbdx_options o;
+  char err[ERRLEN];
+  size_t i;
+
+  (void) state;
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    memset (&o, 0, sizeof o);
+    set_ok (&o, cases[i].key, cases[i].first);
+    set_bad (&o, cases[i].key, cases[i].second, err);
+    assert_contains (err, cases[i].key);
+    assert_contains (err, "twice");
+    assert_contains (err, cases[i].first);
+    assert_contains (err, cases[i].second);
+    /* The same value again is still a repeat. */
+    set_bad (&o, cases[i].key, cases[i].first, err);
+    assert_contains (err, cases[i].key);
+    rbdx_options_free (&o);
+  }
+
+  /* The first value is kept. */
+  memset (&o, 0, sizeof o);
+  set_ok (&o, "image", "pool/one");
+  set_bad (&o, "image", "pool/two", err);
+  assert_string_equal (o.spec.image, "one");
+  set_ok (&o, "conf", "/a.conf");
+  set_bad (&o, "conf", "/b.conf", err);
+  assert_string_equal (o.conf, "/a.conf");
+  rbdx_options_free (&o);
+
+  /* completion too, even with the same value. */
+  memset (&o, 0, sizeof o);
+  set_ok (&o, "completion", "eventfd");
+  set_bad (&o, "completion", "io_uring", err);
+  assert_contains (err, "completion");
+  set_bad (&o, "completion", "eventfd", err);
+  assert_contains (err, "completion");
+  assert_int_equal (o.completion, RBDX_COMPLETION_EVENTFD);
+  rbdx_options_free (&o);
+}
+
+static void
+test_id_with_client_prefix (void **state)
+{
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+
+  set_bad (o, "id", "client.foo", err);
+  assert_contains (err, "client.foo");
+  assert_contains (err, "id=foo");
+  assert_null (o->id);
+  assert_string_equal (rbdx_options_id (o), "admin");
+  /* After the hint, the right form works. */
+  set_ok (o, "id", "foo");
+  assert_string_equal (rbdx_options_id (o), "foo");
+}
+
+static void
+test_bad_completion (void **state)
+{
+  static const char *const values[] = {
+    "uring", "AUTO", "io-uring", "eventfd ", "poll",
+  };
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+  size_t i;
+
+  for (i = 0; i < sizeof values / sizeof values[0]; i++) {
+    set_bad (o, "completion", values[i], err);
+    assert_contains (err, "completion");
+    assert_contains (err, values[i]);
+    assert_false (o->completion_set);
+    assert_int_equal (o->completion, RBDX_COMPLETION_AUTO);
+  }
+  /* A rejected value does not count as given. */
+  set_ok (o, "completion", "io_uring");
+}
+
+static void
+test_bad_ceph_name (void **state)
+{
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+
+  set_bad (o, "ceph.", "1", err);
+  assert_contains (err, "ceph.");
+  set_bad (o, "ceph.rbd.cache", "1", err);
+  assert_contains (err, "rbd.cache");
+  set_bad (o, "ceph.rbd cache", "1", err);
+  assert_contains (err, "rbd cache");
+  set_bad (o, "ceph..", "1", err);
+  assert_int_equal (o->nceph, 0);
+  assert_null (o->ceph);
+}
+
+static void
+test_malformed_image (void **state)
+{
+  static const char *const specs[] = {
+    "/img", "pool//img", "pool/", "a/b/c/d", "img@", "@snap", "img@a@b",
+    "pool@x/img", "im\tg",
+  };
+  struct rbdx_options *o = *state;
+  struct rbdx_spec s = { 0 };
+  char err[ERRLEN];
+  const char *why;
+  size_t i;
+
+  for (i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+    why = NULL;
+    assert_int_equal (rbdx_spec_parse (specs[i], NULL, &s, &why), -EINVAL);
+    assert_non_null (why);
+    set_bad (o, "image", specs[i], err);
+    assert_contains (err, "image");
+    assert_contains (err, specs[i]);
+    assert_contains (err, why);
+    assert_null (o->spec.image);
+  }
+  /* A rejected spec does not count as given. */
+  set_ok (o, "image", "pool/img");
+}
+
+static void
+test_error_buffer (void **state)
+{
+  struct rbdx_options *o = *state;
+  char err[8];
+
+  /* A short buffer is truncated but NUL-terminated. */
+  memset (err, 'X', sizeof err);
+  assert_int_equal (rbdx_options_set (o, "bogus-key-with-long-name", "1",
+                                      err, sizeof err), -EINVAL);
+  assert_int_equal (strlen (err), sizeof err - 1);
+  /* No buffer at all is allowed with errlen 0. */
+  assert_int_equal (rbdx_options_set (o, "bogus", "1", NULL, 0), -EINVAL);
+  assert_int_equal (rbdx_options_set (o, "image", "img", NULL, 0), 0);
+  assert_int_equal (rbdx_options_set (o, "image", "img", NULL, 0), -EINVAL);
+}
+
+/* ---- rbdx_options_complete ---- */
+
+/* A readable temporary file; its path is written to path. */
+static void
+make_temp_file (char path[64])
+{
+  int fd;
+
+  strcpy (path, "/tmp/rbdx-test-options-XXXXXX");
+  fd = mkstemp (path);
+  assert_true (fd >= 0);
+  assert_int_equal (write (fd, "[global]\n", 9), 9);
+  close (fd);
+}
+
+/* A path that names no file: a temporary file, removed. */
+static void
+make_missing_path (char path[64])
+{
+  make_temp_file (path);
+  assert_int_equal (unlink (path), 0);
+}
+
+static void
+test_complete_no_image (void **state)
+{
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+
+  memset (err, 'X', sizeof err);
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), -EINVAL);
+  assert_contains (err, "image");
+
+  /* Other parameters do not make up for the image. */
+  set_ok (o, "conf", "/etc/hosts");
+  set_ok (o, "id", "foo");
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), -EINVAL);
+  assert_contains (err, "image");
+  assert_int_equal (rbdx_options_complete (o, NULL, 0), -EINVAL);
+}
+
+static void
+test_complete_image_only (void **state)
+{
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+
+  set_ok (o, "image", "img");
+  memset (err, 'X', sizeof err);
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), 0);
+  assert_string_equal (err, "");
+}
+
+static void
+test_complete_missing_files (void **state)
+{
+  static const char *const keys[] = { "conf", "keyring" };
+  struct rbdx_options o;
+  char missing[64], err[ERRLEN];
+  size_t i;
+
+  (void) state;
+  make_missing_path (missing);
+  for (i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    memset (&o, 0, sizeof o);
+    set_ok (&o, "image", "img");
+    set_ok (&o, keys[i], missing);
+    assert_int_equal (rbdx_options_complete (&o, err, sizeof err), -EINVAL);
+    assert_contains (err, keys[i]);
+    assert_contains (err, missing);
+    rbdx_options_free (&o);
+  }
+}
+
+static void
+test_complete_readable_files (void **state)
+{
+  struct rbdx_options *o = *state;
+  char conf[64], keyring[64], missing[64], err[ERRLEN];
+
+  make_temp_file (conf);
+  make_temp_file (keyring);
+  set_ok (o, "image", "pool/img");
+  set_ok (o, "conf", conf);
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), 0);
+  set_ok (o, "keyring", keyring);
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), 0);
+  assert_string_equal (err, "");
+
+  /* A good conf does not hide a missing keyring. */
+  free (o->keyring);
+  make_missing_path (missing);
+  o->keyring = strdup (missing);
+  assert_non_null (o->keyring);
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), -EINVAL);
+  assert_contains (err, "keyring");
+  assert_contains (err, missing);
+
+  unlink (conf);
+  unlink (keyring);
+}
+
+/* ---- rbdx_options_free ---- */
+
+static void
+test_options_free (void **state)
+{
+  struct rbdx_options o = { 0 };
+
+  (void) state;
+  rbdx_options_free (&o);          /* safe on a zeroed struct */
+  set_ok (&o, "image", "pool/ns/img@snap");
+  set_ok (&o, "conf", "/c");
+  set_ok (&o, "ceph.a", "1");
+  set_ok (&o, "ceph.b", "2");
+  set_ok (&o, "completion", "eventfd");
+  rbdx_options_free (&o);
+  assert_null (o.spec.image);
+  assert_null (o.conf);
+  assert_null (o.ceph);
+  assert_int_equal (o.nceph, 0);
+  assert_false (o.completion_set);
+  /* The same struct takes parameters again after a free. */
+  set_ok (&o, "image", "img");
+  set_ok (&o, "conf", "/c");
+  rbdx_options_free (&o);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown (f, setup, teardown)
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    T (test_defaults),
+    T (test_image),
+    T (test_image_default_pool),
+    T (test_string_keys),
+    T (test_completion),
+    T (test_ceph_options),
+    T (test_all_together),
+    T (test_unknown_key),
+    T (test_empty_value),
+    T (test_repeated_keys),
+    T (test_id_with_client_prefix),
+    T (test_bad_completion),
+    T (test_bad_ceph_name),
+    T (test_malformed_image),
+    T (test_error_buffer),
+    T (test_complete_no_image),
+    T (test_complete_image_only),
+    T (test_complete_missing_files),
+    T (test_complete_readable_files),
+    T (test_options_free),
+  };
+
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}

@@ -1,0 +1,357 @@
+/* rbdx unit tests: image spec parsing (include/rbdx/spec.h).
+ *
+ * Proves that rbdx_spec_parse accepts every form of the rbd CLI grammar
+ * [pool/[namespace/]]image[@snapshot] (with and without a default pool),
+ * that rbdx_spec_format prints the canonical form and reports the
+ * needed length on truncation like snprintf, that rbdx_spec_copy and
+ * rbdx_spec_free behave, and that every malformed spec is rejected with
+ * -EINVAL, a `why` message, and `out` left untouched.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rbdx/spec.h"
+
+/* Parse text (which must be valid) and check every member; NULL in an
+ * expected ns/snap means "absent". */
+static void
+check_valid (const char *text, const char *default_pool,
+             const char *pool, const char *ns, const char *image,
+             const char *snap)
+{
+  struct rbdx_spec s = { 0 };
+  const char *why = NULL;
+
+  assert_int_equal (rbdx_spec_parse (text, default_pool, &s, &why), 0);
+  assert_null (why);
+  assert_non_null (s.pool);
+  assert_string_equal (s.pool, pool);
+  if (ns) {
+    assert_non_null (s.ns);
+    assert_string_equal (s.ns, ns);
+  }
+  else
+    assert_null (s.ns);
+  assert_non_null (s.image);
+  assert_string_equal (s.image, image);
+  if (snap) {
+    assert_non_null (s.snap);
+    assert_string_equal (s.snap, snap);
+  }
+  else
+    assert_null (s.snap);
+  rbdx_spec_free (&s);
+}
+
+static void
+test_valid_image (void **state)
+{
+  check_valid ("img", NULL, RBDX_DEFAULT_POOL, NULL, "img", NULL);
+  check_valid ("img", "mypool", "mypool", NULL, "img", NULL);
+  check_valid ("img@snap", NULL, RBDX_DEFAULT_POOL, NULL, "img", "snap");
+  check_valid ("img@snap", "mypool", "mypool", NULL, "img", "snap");
+  /* A lone character per component is enough. */
+  check_valid ("i@s", NULL, "rbd", NULL, "i", "s");
+}
+
+static void
+test_valid_pool_image (void **state)
+{
+  check_valid ("pool/img", NULL, "pool", NULL, "img", NULL);
+  /* An explicit pool wins over the default pool. */
+  check_valid ("pool/img", "other", "pool", NULL, "img", NULL);
+  check_valid ("pool/img@snap", NULL, "pool", NULL, "img", "snap");
+  check_valid ("pool/img@snap", "other", "pool", NULL, "img", "snap");
+}
+
+static void
+test_valid_pool_ns_image (void **state)
+{
+  check_valid ("pool/ns/img", NULL, "pool", "ns", "img", NULL);
+  check_valid ("pool/ns/img", "other", "pool", "ns", "img", NULL);
+  check_valid ("pool/ns/img@snap", NULL, "pool", "ns", "img", "snap");
+  check_valid ("pool/ns/img@snap", "other", "pool", "ns", "img", "snap");
+}
+
+static void
+test_valid_unusual_characters (void **state)
+{
+  /* Anything but '/', '@' and control characters is part of a name,
+   * including spaces, dots and non-ASCII bytes. */
+  check_valid ("my pool/name.space/img-1_a@snap.2", NULL,
+               "my pool", "name.space", "img-1_a", "snap.2");
+  check_valid ("p\xc3\xa9/\xc3\xa9mg", NULL, "p\xc3\xa9", NULL,
+               "\xc3\xa9mg", NULL);
+}
+
+static void
+test_valid_max_length (void **state)
+{
+  char text[RBDX_SPEC_MAX + 1];
+  struct rbdx_spec s = { 0 };
+
+  /* Exactly RBDX_SPEC_MAX bytes is accepted. */
+  memset (text, 'a', RBDX_SPEC_MAX);
+  text[RBDX_SPEC_MAX] = '\0';
+  assert_int_equal (rbdx_spec_parse (text, NULL, &s, NULL), 0);
+  assert_int_equal (strlen (s.image), RBDX_SPEC_MAX);
+  rbdx_spec_free (&s);
+}
+
+static void
+test_why_may_be_null (void **state)
+{
+  struct rbdx_spec s = { 0 };
+
+  assert_int_equal (rbdx_spec_parse ("pool/img", NULL, &s, NULL), 0);
+  rbdx_spec_free (&s);
+  assert_int_equal (rbdx_spec_parse ("", NULL, &s, NULL), -EINVAL);
+  assert_int_equal (rbdx_spec_parse ("a/b/c/d", NULL, &s, NULL), -EINVAL);
+  assert_null (s.pool);
+}
+
+/* Parse text (which must be invalid): -EINVAL, a non-empty why, and
+ * out exactly as it was before the call. */
+static void
+check_invalid_with (const char *text, const char *default_pool)
+{
+  static char sentinel[] = "sentinel";
+  struct rbdx_spec s = { sentinel, sentinel, sentinel, sentinel };
+  const char *why = NULL;
+
+  assert_int_equal (rbdx_spec_parse (text, default_pool, &s, &why), -EINVAL);
+  assert_non_null (why);
+  assert_true (strlen (why) > 0);
+  assert_ptr_equal (s.pool, sentinel);
+  assert_ptr_equal (s.ns, sentinel);
+  assert_ptr_equal (s.image, sentinel);
+  assert_ptr_equal (s.snap, sentinel);
+}
+
+static void
+check_invalid (const char *text)
+{
+  check_invalid_with (text, NULL);
+  check_invalid_with (text, "mypool");
+}
+
+static void
+test_invalid_empty (void **state)
+{
+  check_invalid ("");
+  check_invalid (NULL);
+}
+
+static void
+test_invalid_empty_component (void **state)
+{
+  check_invalid ("/img");          /* empty pool */
+  check_invalid ("/ns/img");       /* empty pool, with namespace */
+  check_invalid ("pool//img");     /* empty namespace */
+  check_invalid ("pool/");         /* empty image */
+  check_invalid ("pool/ns/");      /* empty image, with namespace */
+  check_invalid ("pool/@snap");    /* empty image, with snapshot */
+  check_invalid ("@snap");         /* empty image, no pool */
+  check_invalid ("img@");          /* empty snapshot */
+  check_invalid ("pool/ns/img@");  /* empty snapshot, full form */
+  check_invalid ("/");
+  check_invalid ("//");
+  check_invalid ("@");
+}
+
+static void
+test_invalid_separators (void **state)
+{
+  check_invalid ("a/b/c/d");       /* three '/' */
+  check_invalid ("a/b/c/");
+  check_invalid ("img@a@b");       /* two '@' */
+  check_invalid ("img@@b");
+  check_invalid ("pool@x/img");    /* '/' after '@' ('@' in the pool) */
+  check_invalid ("pool/ns@x/img"); /* '/' after '@' ('@' in the namespace) */
+  check_invalid ("img@snap/x");    /* '/' in the snapshot */
+}
+
+static void
+test_invalid_control_characters (void **state)
+{
+  check_invalid ("im\tg");
+  check_invalid ("\x7f");
+  check_invalid ("img\x7f");
+  check_invalid ("pool/\nimg");
+  check_invalid ("img@sn\rap");
+  check_invalid ("\x01pool/img");
+  check_invalid ("pool/n\x1fs/img");
+}
+
+static void
+test_invalid_too_long (void **state)
+{
+  char text[RBDX_SPEC_MAX + 2];
+
+  memset (text, 'a', RBDX_SPEC_MAX + 1);
+  text[RBDX_SPEC_MAX + 1] = '\0';
+  check_invalid (text);
+
+  /* Too long even though it has an otherwise valid shape. */
+  memcpy (text, "pool/ns/", 8);
+  check_invalid (text);
+}
+
+static void
+test_invalid_empty_default_pool (void **state)
+{
+  /* An empty default pool cannot yield an empty pool name. */
+  check_invalid_with ("img", "");
+}
+
+static void
+test_format (void **state)
+{
+  static const struct {
+    const char *text, *canonical;
+  } cases[] = {
+    { "img", "rbd/img" },
+    { "img@snap", "rbd/img@snap" },
+    { "pool/img", "pool/img" },
+    { "pool/img@snap", "pool/img@snap" },
+    { "pool/ns/img", "pool/ns/img" },
+    { "pool/ns/img@snap", "pool/ns/img@snap" },
+  };
+  struct rbdx_spec s = { 0 };
+  char buf[64];
+  size_t i;
+
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    assert_int_equal (rbdx_spec_parse (cases[i].text, NULL, &s, NULL), 0);
+    memset (buf, 'X', sizeof buf);
+    assert_int_equal (rbdx_spec_format (&s, buf, sizeof buf),
+                      strlen (cases[i].canonical));
+    assert_string_equal (buf, cases[i].canonical);
+    rbdx_spec_free (&s);
+  }
+
+  /* The default pool shows up in the canonical form. */
+  assert_int_equal (rbdx_spec_parse ("img@snap", "mypool", &s, NULL), 0);
+  assert_int_equal (rbdx_spec_format (&s, buf, sizeof buf),
+                    strlen ("mypool/img@snap"));
+  assert_string_equal (buf, "mypool/img@snap");
+  rbdx_spec_free (&s);
+}
+
+static void
+test_format_truncation (void **state)
+{
+  const char *full = "pool/ns/img@snap";
+  size_t n = strlen (full);
+  struct rbdx_spec s = { 0 };
+  char buf[32];
+
+  assert_int_equal (rbdx_spec_parse (full, NULL, &s, NULL), 0);
+
+  /* Exactly enough room. */
+  assert_int_equal (rbdx_spec_format (&s, buf, n + 1), n);
+  assert_string_equal (buf, full);
+
+  /* One byte short: truncated, NUL-terminated, full length returned. */
+  memset (buf, 'X', sizeof buf);
+  assert_int_equal (rbdx_spec_format (&s, buf, n), n);
+  assert_true (rbdx_spec_format (&s, buf, n) >= n);
+  assert_int_equal (strlen (buf), n - 1);
+  assert_memory_equal (buf, full, n - 1);
+
+  /* Much too short. */
+  memset (buf, 'X', sizeof buf);
+  assert_int_equal (rbdx_spec_format (&s, buf, 5), n);
+  assert_string_equal (buf, "pool");
+  assert_int_equal (buf[5], 'X');   /* nothing written past len */
+
+  /* len 1: only the NUL; len 0 with NULL buf: just the length. */
+  assert_int_equal (rbdx_spec_format (&s, buf, 1), n);
+  assert_string_equal (buf, "");
+  assert_int_equal (rbdx_spec_format (&s, NULL, 0), n);
+
+  rbdx_spec_free (&s);
+}
+
+static void
+test_copy (void **state)
+{
+  struct rbdx_spec a = { 0 }, b = { 0 };
+  char buf[64];
+
+  assert_int_equal (rbdx_spec_parse ("pool/ns/img@snap", NULL, &a, NULL), 0);
+  assert_int_equal (rbdx_spec_copy (&b, &a), 0);
+  /* Deep copy: equal strings, distinct storage. */
+  assert_string_equal (b.pool, "pool");
+  assert_string_equal (b.ns, "ns");
+  assert_string_equal (b.image, "img");
+  assert_string_equal (b.snap, "snap");
+  assert_ptr_not_equal (b.pool, a.pool);
+  assert_ptr_not_equal (b.ns, a.ns);
+  assert_ptr_not_equal (b.image, a.image);
+  assert_ptr_not_equal (b.snap, a.snap);
+  /* The copy survives the original. */
+  rbdx_spec_free (&a);
+  rbdx_spec_format (&b, buf, sizeof buf);
+  assert_string_equal (buf, "pool/ns/img@snap");
+  rbdx_spec_free (&b);
+
+  /* Absent ns and snap stay absent. */
+  assert_int_equal (rbdx_spec_parse ("img", NULL, &a, NULL), 0);
+  assert_int_equal (rbdx_spec_copy (&b, &a), 0);
+  assert_string_equal (b.pool, RBDX_DEFAULT_POOL);
+  assert_null (b.ns);
+  assert_string_equal (b.image, "img");
+  assert_null (b.snap);
+  rbdx_spec_free (&a);
+  rbdx_spec_free (&b);
+}
+
+static void
+test_spec_free (void **state)
+{
+  struct rbdx_spec s = { 0 };
+
+  /* Safe on a zeroed struct, and zeroes what it frees. */
+  rbdx_spec_free (&s);
+  assert_int_equal (rbdx_spec_parse ("pool/ns/img@snap", NULL, &s, NULL), 0);
+  rbdx_spec_free (&s);
+  assert_null (s.pool);
+  assert_null (s.ns);
+  assert_null (s.image);
+  assert_null (s.snap);
+  /* ...so freeing twice is harmless. */
+  rbdx_spec_free (&s);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_valid_image),
+    cmocka_unit_test (test_valid_pool_image),
+    cmocka_unit_test (test_valid_pool_ns_image),
+    cmocka_unit_test (test_valid_unusual_characters),
+    cmocka_unit_test (test_valid_max_length),
+    cmocka_unit_test (test_why_may_be_null),
+    cmocka_unit_test (test_invalid_empty),
+    cmocka_unit_test (test_invalid_empty_component),
+    cmocka_unit_test (test_invalid_separators),
+    cmocka_unit_test (test_invalid_control_characters),
+    cmocka_unit_test (test_invalid_too_long),
+    cmocka_unit_test (test_invalid_empty_default_pool),
+    cmocka_unit_test (test_format),
+    cmocka_unit_test (test_format_truncation),
+    cmocka_unit_test (test_copy),
+    cmocka_unit_test (test_spec_free),
+  };
+
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
