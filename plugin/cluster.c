@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rbd/librbd.h>
+
 #include "cluster.h"
 
 static bool
@@ -133,5 +135,33 @@ rbdx_cluster_connect (const struct rbdx_options *o, rados_t *out,
     return r;
   }
   *out = c;
+  return 0;
+}
+
+int
+rbdx_cluster_open_pool (rados_t c, const char *pool, const char *ns,
+                        rados_ioctx_t *io, char *err, size_t errlen)
+{
+  rados_ioctx_t ioctx;
+  bool exists = false;
+  int r;
+
+  r = rados_ioctx_create (c, pool, &ioctx);
+  if (r < 0) {
+    snprintf (err, errlen, r == -ENOENT ? "pool '%s' does not exist"
+              : "cannot open pool '%s': %s", pool, strerror (-r));
+    return r;
+  }
+  if (ns) {
+    r = rbd_namespace_exists (ioctx, ns, &exists);
+    if (r < 0 || !exists) {
+      snprintf (err, errlen, "namespace '%s/%s' does not exist%s%s",
+                pool, ns, r < 0 ? ": " : "", r < 0 ? strerror (-r) : "");
+      rados_ioctx_destroy (ioctx);
+      return r < 0 ? r : -ENOENT;
+    }
+    rados_ioctx_set_namespace (ioctx, ns);
+  }
+  *io = ioctx;
   return 0;
 }

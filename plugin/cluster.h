@@ -47,4 +47,15 @@ int rbdx_cluster_configure (const struct rbdx_options *o, rados_t *out,
 int rbdx_cluster_connect (const struct rbdx_options *o, rados_t *out,
                           char *err, size_t errlen);
 
+/** Open an I/O context on @p pool, in namespace @p ns when not NULL
+ * (rados_ioctx_set_namespace: images in a namespace are not found
+ * without it).
+ * @param io   receives the context (rados_ioctx_destroy it); untouched
+ *             on error.
+ * @return 0; -ENOENT for a missing pool or namespace (message names
+ *         it); other negative errno from librados/librbd.
+ * Thread-safe for distinct @p io. */
+int rbdx_cluster_open_pool (rados_t c, const char *pool, const char *ns,
+                            rados_ioctx_t *io, char *err, size_t errlen);
+
 #endif /* RBDX_CLUSTER_H */

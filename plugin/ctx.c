@@ -58,34 +58,26 @@ effective_cache (rbd_image_t image, bool *on)
 
 static int
 open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
-            const struct rbdx_spec *spec, char *err, size_t errlen)
+            const struct rbdx_spec *spec, unsigned flags,
+            char *err, size_t errlen)
 {
-  bool exists = false;
   uint8_t order = 22;
   int r;
 
-  r = rados_ioctx_create (ctx->cluster, spec->pool, &ctx->io);
+  r = rbdx_cluster_open_pool (ctx->cluster, spec->pool, spec->ns, &ctx->io,
+                              err, errlen);
   if (r < 0) {
     ctx->io = NULL;
-    snprintf (err, errlen, r == -ENOENT ? "pool '%s' does not exist"
-              : "cannot open pool '%s': %s", spec->pool, strerror (-r));
     return r;
   }
-  if (spec->ns) {
-    r = rbd_namespace_exists (ctx->io, spec->ns, &exists);
-    if (r < 0 || !exists) {
-      snprintf (err, errlen, "namespace '%s/%s' does not exist%s%s",
-                spec->pool, spec->ns, r < 0 ? ": " : "",
-                r < 0 ? strerror (-r) : "");
-      return r < 0 ? r : -ENOENT;
-    }
-    rados_ioctx_set_namespace (ctx->io, spec->ns);
-  }
 
-  if (ctx->readonly)
+  if (spec->snap || (flags & RBDX_CTX_PROBE))
     r = rbd_open_read_only (ctx->io, spec->image, &ctx->image, spec->snap);
-  else
+  else {
     r = rbd_open (ctx->io, spec->image, &ctx->image, NULL);
+    if (ctx->readonly && (r == -EPERM || r == -EACCES || r == -EROFS))
+      r = rbd_open_read_only (ctx->io, spec->image, &ctx->image, NULL);
+  }
   if (r < 0) {
     ctx->image = NULL;
     if (r == -ENOENT)
@@ -114,7 +106,21 @@ open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
       order = (uint8_t) info.order;
   }
   ctx->object_size = UINT64_C (1) << order;
+  atomic_store (&ctx->cur_size, ctx->size);
   return 0;
+}
+
+/* librbd calls this (on one of its threads) after the image header
+ * changed, e.g. a resize by another client (the pattern rbd-nbd uses to
+ * follow resizes). */
+static void
+on_update (void *arg)
+{
+  struct rbdx_ctx *ctx = arg;
+  uint64_t size;
+
+  if (rbd_get_size (ctx->image, &size) == 0)
+    atomic_store (&ctx->cur_size, size);
 }
 
 int
@@ -143,7 +149,7 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
     ctx->cluster = NULL;
     goto fail;
   }
-  r = open_image (ctx, o, spec, err, errlen);
+  r = open_image (ctx, o, spec, flags, err, errlen);
   if (r < 0 || (flags & RBDX_CTX_PROBE))
     goto out;
 
@@ -166,6 +172,17 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
   }
   ctx->have_reactor = true;
 
+  if (!spec->snap) {
+    r = rbd_update_watch (ctx->image, &ctx->watch_handle, on_update, ctx);
+    if (r < 0) {
+      snprintf (err, errlen, "rbd_update_watch on '%s': %s", ctx->name,
+                strerror (-r));
+      goto fail;
+    }
+    ctx->watching = true;
+    on_update (ctx);    /* a resize between open and watch */
+  }
+
 out:
   if (r < 0)
     goto fail;
@@ -182,6 +199,8 @@ rbdx_ctx_close (struct rbdx_ctx *ctx)
 {
   if (!ctx)
     return;
+  if (ctx->watching)
+    rbd_update_unwatch (ctx->image, ctx->watch_handle);
   if (ctx->image)
     rbd_close (ctx->image);      /* waits for librbd's own work */
   if (ctx->have_reactor)
@@ -246,12 +265,33 @@ run (struct rbdx_ctx *ctx, enum op op, void *buf, uint64_t count,
   return rbdx_reactor_wait (&ctx->reactor, &w);
 }
 
+/* Is [offset, offset+count) inside the image as it is now? */
+static bool
+inside (struct rbdx_ctx *ctx, uint64_t count, uint64_t offset)
+{
+  uint64_t size = atomic_load (&ctx->cur_size);
+  return offset <= size && count <= size - offset;
+}
+
+/* Checks and bookkeeping shared by write, discard and zero. */
+static int
+before_write (struct rbdx_ctx *ctx, uint64_t count, uint64_t offset)
+{
+  if (!inside (ctx, count, offset))
+    return -ENOSPC;
+  atomic_store (&ctx->dirty, true);
+  return 0;
+}
+
 int
 rbdx_ctx_read (struct rbdx_ctx *ctx, void *buf, uint32_t count,
                uint64_t offset)
 {
-  ssize_t r = run (ctx, OP_READ, buf, count, offset, 0);
+  ssize_t r;
 
+  if (!inside (ctx, count, offset))
+    return -EINVAL;
+  r = run (ctx, OP_READ, buf, count, offset, 0);
   if (r < 0)
     return (int) r;
   return (uint64_t) r == count ? 0 : -EINVAL;
@@ -261,22 +301,34 @@ int
 rbdx_ctx_write (struct rbdx_ctx *ctx, const void *buf, uint32_t count,
                 uint64_t offset, bool fua)
 {
-  ssize_t r = run (ctx, fua ? OP_WRITE_FUA : OP_WRITE, (void *) buf, count,
-                   offset, 0);
+  ssize_t r = before_write (ctx, count, offset);
+
+  if (r == 0)
+    r = run (ctx, fua ? OP_WRITE_FUA : OP_WRITE, (void *) buf, count,
+             offset, 0);
   return r < 0 ? (int) r : 0;
 }
 
 int
 rbdx_ctx_flush (struct rbdx_ctx *ctx)
 {
-  ssize_t r = run (ctx, OP_FLUSH, NULL, 0, 0, 0);
+  ssize_t r;
+
+  if (!atomic_exchange (&ctx->dirty, false) && !ctx->cache_on)
+    return 0;
+  r = run (ctx, OP_FLUSH, NULL, 0, 0, 0);
+  if (r < 0)
+    atomic_store (&ctx->dirty, true);   /* still owed */
   return r < 0 ? (int) r : 0;
 }
 
 int
 rbdx_ctx_discard (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset)
 {
-  ssize_t r = run (ctx, OP_DISCARD, NULL, count, offset, 0);
+  ssize_t r = before_write (ctx, count, offset);
+
+  if (r == 0)
+    r = run (ctx, OP_DISCARD, NULL, count, offset, 0);
   return r < 0 ? (int) r : 0;
 }
 
@@ -284,8 +336,11 @@ int
 rbdx_ctx_zero (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
                bool may_hole)
 {
-  ssize_t r = run (ctx, OP_ZERO, NULL, count, offset,
-                   may_hole ? 0 : RBD_WRITE_ZEROES_FLAG_THICK_PROVISION);
+  ssize_t r = before_write (ctx, count, offset);
+
+  if (r == 0)
+    r = run (ctx, OP_ZERO, NULL, count, offset,
+             may_hole ? 0 : RBD_WRITE_ZEROES_FLAG_THICK_PROVISION);
   return r < 0 ? (int) r : 0;
 }
 

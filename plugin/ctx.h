@@ -12,6 +12,7 @@
 #ifndef RBDX_CTX_H
 #define RBDX_CTX_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,7 +38,11 @@ struct rbdx_ctx {
   bool have_reactor;
   struct rbdx_reactor reactor;
   bool readonly;
-  uint64_t size;             /**< bytes, as of open. */
+  uint64_t size;             /**< bytes, as of open (what NBD negotiated). */
+  _Atomic uint64_t cur_size; /**< bytes, kept current by the update watch. */
+  uint64_t watch_handle;
+  bool watching;             /**< rbd_update_watch registered. */
+  atomic_bool dirty;         /**< a write-type request since the last flush. */
   uint64_t features;         /**< RBD_FEATURE_* of the image. */
   uint64_t object_size;      /**< bytes (1 << order). */
   bool cache_on;             /**< effective rbd_cache after image-level overrides. */
@@ -45,6 +50,13 @@ struct rbdx_ctx {
 };
 
 /** Connect, open @p spec and set up completion reaping.
+ *
+ * The image head is opened with rbd_open even for read-only exports
+ * (falling back to rbd_open_read_only when the cephx id may not): only
+ * a read-write handle has the header watch that tells it about a
+ * resize, and rbdx registers rbd_update_watch to keep cur_size
+ * current.  Such a handle takes the exclusive-lock only when it writes.
+ * Snapshots and probes use rbd_open_read_only (no watch, no lock).
  *
  * @param o      cluster options (conf, id, keyring, ceph.*).
  * @param spec   the image; a snapshot opens read-only.
@@ -67,18 +79,26 @@ int rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
 void rbdx_ctx_close (struct rbdx_ctx *ctx);
 
 /** Read @p count bytes at @p offset into @p buf.
- * @return 0; a negative errno from librbd; -EINVAL when librbd returns
- *         fewer bytes than asked (the image shrank under us: never
- *         hand out a short or zero-filled read). */
+ * @return 0; a negative errno from librbd; -EINVAL past the current
+ *         end (the image shrank after the client negotiated its size)
+ *         or when librbd returns fewer bytes than asked: never a short
+ *         or zero-filled read. */
 int rbdx_ctx_read (struct rbdx_ctx *ctx, void *buf, uint32_t count,
                    uint64_t offset);
 
 /** Write; @p fua passes LIBRADOS_OP_FLAG_FADVISE_FUA (rbd_aio_write2).
+ * Write, discard and zero return -ENOSPC past the current end (librbd
+ * would silently clip a request that crosses it) and mark the context
+ * dirty for rbdx_ctx_flush.
  * @return 0 or a negative errno from librbd. */
 int rbdx_ctx_write (struct rbdx_ctx *ctx, const void *buf, uint32_t count,
                     uint64_t offset, bool fua);
 
-/** rbd_aio_flush.  @return 0 or a negative errno. */
+/** rbd_aio_flush, skipped (0 without calling librbd, so no lock is
+ * taken for it) when the cache is off and no write-type request was
+ * submitted on this context since the last flush: with the cache off
+ * every acknowledged write is already on the OSDs.
+ * @return 0 or a negative errno. */
 int rbdx_ctx_flush (struct rbdx_ctx *ctx);
 
 /** rbd_aio_discard (may leave partial objects below

@@ -1,9 +1,11 @@
 /* rbdx plugin: parameter parsing (see options.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -92,17 +94,68 @@ rbdx_options_set (struct rbdx_options *o, const char *key, const char *value,
     return set_ceph (o, key + strlen (CEPH_PREFIX), value, err, errlen);
 
   if (strcmp (key, "image") == 0) {
-    if (o->spec.image) {
-      char first[RBDX_SPEC_MAX + 64];
+    char *text;
 
-      rbdx_spec_format (&o->spec, first, sizeof first);
+    if (o->spec.image) {
+      char prev[RBDX_SPEC_MAX + 8];
+
+      rbdx_spec_format (&o->spec, prev, sizeof prev);
       return fail (err, errlen, "image= given twice ('%s' and '%s')",
-                   first, value);
+                   prev, value);
     }
+    text = strdup (value);
+    if (!text)
+      return -ENOMEM;
     r = rbdx_spec_parse (value, NULL, &o->spec, &why);
-    if (r == -EINVAL)
-      return fail (err, errlen, "image='%s': %s", value, why);
-    return r;
+    if (r < 0) {
+      free (text);
+      if (r == -EINVAL)
+        return fail (err, errlen, "image='%s': %s", value, why);
+      return r;
+    }
+    o->image_text = text;
+    return 0;
+  }
+  if (strcmp (key, "pool") == 0) {
+    const char *slash = strchr (value, '/');
+
+    if (o->pool)
+      return fail (err, errlen, "pool= given twice");
+    if (strchr (value, '@') || slash == value ||
+        (slash && (slash[1] == '\0' || strchr (slash + 1, '/'))))
+      return fail (err, errlen, "pool='%s': expected POOL or "
+                   "POOL/NAMESPACE", value);
+    o->pool = slash ? strndup (value, (size_t) (slash - value))
+                    : strdup (value);
+    if (slash)
+      o->pool_ns = strdup (slash + 1);
+    return (!o->pool || (slash && !o->pool_ns)) ? -ENOMEM : 0;
+  }
+  if (strcmp (key, "writers") == 0) {
+    if (o->writers_set)
+      return fail (err, errlen, "writers= given twice");
+    if (strcmp (value, "auto") == 0)
+      o->writers = RBDX_WRITERS_AUTO;
+    else if (strcmp (value, "shared") == 0)
+      o->writers = RBDX_WRITERS_SHARED;
+    else if (strcmp (value, "per-connection") == 0)
+      o->writers = RBDX_WRITERS_PER_CONNECTION;
+    else
+      return fail (err, errlen, "writers='%s': expected auto, shared or "
+                   "per-connection", value);
+    o->writers_set = true;
+    return 0;
+  }
+  if (strcmp (key, "exclusive") == 0) {
+    if (o->exclusive_set)
+      return fail (err, errlen, "exclusive= given twice");
+    r = rbdx_parse_bool (value);
+    if (r < 0)
+      return fail (err, errlen, "exclusive='%s': expected true or false",
+                   value);
+    o->exclusive = r;
+    o->exclusive_set = true;
+    return 0;
   }
   if (strcmp (key, "conf") == 0)
     return set_once (&o->conf, key, value, err, errlen);
@@ -153,15 +206,60 @@ check_file (const char *key, const char *path, char *err, size_t errlen)
 }
 
 int
-rbdx_options_complete (const struct rbdx_options *o, char *err, size_t errlen)
+rbdx_parse_bool (const char *value)
 {
+  static const char *const yes[] = { "1", "true", "yes", "on" };
+  static const char *const no[] = { "0", "false", "no", "off" };
+  size_t i;
+
+  for (i = 0; i < 4; i++) {
+    if (strcasecmp (value, yes[i]) == 0)
+      return 1;
+    if (strcasecmp (value, no[i]) == 0)
+      return 0;
+  }
+  return -EINVAL;
+}
+
+static bool
+same (const char *a, const char *b)
+{
+  return (!a && !b) || (a && b && strcmp (a, b) == 0);
+}
+
+int
+rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen)
+{
+  struct rbdx_spec spec;
   int r;
 
   if (errlen)
     err[0] = '\0';
-  if (!o->spec.image)
+  if (!o->spec.image && !o->pool)
     return fail (err, errlen, "no image given: use nbdkit rbdx "
-                 "[pool/[namespace/]]image[@snapshot]");
+                 "[pool/[namespace/]]image[@snapshot], or pool=POOL to "
+                 "serve every image of a pool");
+  if (o->spec.image && o->pool) {
+    /* "img" means pool=/img; re-read it now that pool= is known. */
+    r = rbdx_spec_parse (o->image_text, o->pool, &spec, NULL);
+    if (r < 0)
+      return r;
+    rbdx_spec_free (&o->spec);
+    o->spec = spec;
+    if (strchr (o->image_text, '/') == NULL && o->pool_ns) {
+      free (o->spec.ns);
+      o->spec.ns = strdup (o->pool_ns);
+      if (!o->spec.ns)
+        return -ENOMEM;
+    }
+    if (strcmp (o->spec.pool, o->pool) != 0 || !same (o->spec.ns, o->pool_ns))
+      return fail (err, errlen, "image='%s' is not in pool='%s%s%s'",
+                   o->image_text, o->pool, o->pool_ns ? "/" : "",
+                   o->pool_ns ? o->pool_ns : "");
+  }
+  if (o->exclusive && o->writers == RBDX_WRITERS_PER_CONNECTION)
+    return fail (err, errlen, "exclusive=true needs one lock owner: it "
+                 "cannot be combined with writers=per-connection");
   r = check_file ("conf", o->conf, err, errlen);
   if (r == 0)
     r = check_file ("keyring", o->keyring, err, errlen);
@@ -180,6 +278,9 @@ rbdx_options_free (struct rbdx_options *o)
   size_t i;
 
   rbdx_spec_free (&o->spec);
+  free (o->image_text);
+  free (o->pool);
+  free (o->pool_ns);
   free (o->conf);
   free (o->id);
   free (o->keyring);

@@ -19,6 +19,14 @@ enum rbdx_completion {
   RBDX_COMPLETION_EVENTFD,    /**< blocking poll(2) + read(2) on the eventfd. */
 };
 
+/** Where writes go when several connections share one image
+ * (see writer.h). */
+enum rbdx_writers {
+  RBDX_WRITERS_AUTO = 0,         /**< shared with exclusive-lock, else per-connection. */
+  RBDX_WRITERS_SHARED,           /**< one lock-owning handle per export. */
+  RBDX_WRITERS_PER_CONNECTION,   /**< every connection writes through its own handle. */
+};
+
 /** One `ceph.NAME=VALUE` parameter, applied with rados_conf_set. */
 struct rbdx_ceph_option {
   char *name;   /**< Ceph option name without the "ceph." prefix. */
@@ -29,6 +37,13 @@ struct rbdx_ceph_option {
  * "not given" (the Ceph default applies). */
 struct rbdx_options {
   struct rbdx_spec spec;      /**< image=; spec.image == NULL until given. */
+  char *image_text;           /**< image= as given (re-read against pool=). */
+  char *pool;                 /**< pool= : serve every image of this pool. */
+  char *pool_ns;              /**< namespace of pool=POOL/NAMESPACE, or NULL. */
+  enum rbdx_writers writers;  /**< writers= */
+  bool writers_set;
+  bool exclusive;             /**< exclusive= : hold the lock, refuse hand-over. */
+  bool exclusive_set;
   char *conf;                 /**< conf= path to ceph.conf. */
   char *id;                   /**< id= cephx user without "client.". */
   char *keyring;              /**< keyring= path. */
@@ -42,8 +57,8 @@ struct rbdx_options {
 
 /** Apply one parameter.
  *
- * Keys: image, conf, id, keyring, mon_host, cluster, completion and
- * ceph.NAME (repeatable; a later value for the same NAME replaces the
+ * Keys: image, pool, conf, id, keyring, mon_host, cluster, completion,
+ * writers, exclusive (true/false, yes/no, on/off, 1/0) and ceph.NAME (repeatable; a later value for the same NAME replaces the
  * earlier one).  Every other key, an empty value, or a repeated
  * non-repeatable key is an error.
  *
@@ -54,11 +69,17 @@ struct rbdx_options {
 int rbdx_options_set (struct rbdx_options *o, const char *key,
                       const char *value, char *err, size_t errlen);
 
-/** Final checks once every parameter is in: an image was given, and
- * conf/keyring paths name readable files.
- * @return 0 or -EINVAL with a message in @p err. */
-int rbdx_options_complete (const struct rbdx_options *o,
-                           char *err, size_t errlen);
+/** Final checks once every parameter is in: an image or a pool was
+ * given (an image without a pool component is looked up in pool=; an
+ * image in another pool than pool= is an error), conf/keyring paths
+ * name readable regular files, exclusive=true is not combined with
+ * writers=per-connection.
+ * @return 0, -EINVAL with a message in @p err, or -ENOMEM. */
+int rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen);
+
+/** Parse a boolean the way nbdkit does: 1/true/yes/on, 0/false/no/off
+ * (any case).  @return 1, 0, or -EINVAL. */
+int rbdx_parse_bool (const char *value);
 
 /** The cephx id in effect ("admin" when none was given). */
 const char *rbdx_options_id (const struct rbdx_options *o);

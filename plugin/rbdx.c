@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NBDKIT_API_VERSION 2
@@ -24,6 +25,7 @@
 #include "cluster.h"
 #include "ctx.h"
 #include "options.h"
+#include "writer.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 
@@ -36,12 +38,26 @@
 #define RBDX_MAX_BLOCK   (32 * 1024 * 1024)
 
 static struct rbdx_options opts;
-static char canon[RBDX_SPEC_MAX + 8];   /* "pool/[ns/]image[@snap]" */
+static char canon[RBDX_SPEC_MAX + 8];   /* default export, "" in pool mode */
+
+/* One NBD connection. */
+struct rbdx_conn {
+  struct rbdx_ctx *ctx;        /* own context: reads, block status */
+  struct rbdx_ctx *wctx;       /* writes, trims, zeroes, flushes */
+  struct rbdx_writer *writer;  /* shared writer, or NULL */
+  bool multi_conn;
+};
 
 static void
 rbdx_unload (void)
 {
   rbdx_options_free (&opts);
+}
+
+static void
+rbdx_cleanup (void)
+{
+  rbdx_writer_cleanup ();
 }
 
 static int
@@ -62,12 +78,15 @@ rbdx_config_complete (void)
 {
   char err[512];
   rados_t c;
+  int r;
 
-  if (rbdx_options_complete (&opts, err, sizeof err) < 0) {
-    nbdkit_error ("rbdx: %s", err);
+  r = rbdx_options_complete (&opts, err, sizeof err);
+  if (r < 0) {
+    nbdkit_error ("rbdx: %s", r == -ENOMEM ? "out of memory" : err);
     return -1;
   }
-  rbdx_spec_format (&opts.spec, canon, sizeof canon);
+  if (opts.spec.image)
+    rbdx_spec_format (&opts.spec, canon, sizeof canon);
   /* Creating and configuring a handle starts no thread, so the conf
    * file and every ceph.* option can be checked before the fork. */
   if (rbdx_cluster_configure (&opts, &c, err, sizeof err) < 0) {
@@ -78,28 +97,114 @@ rbdx_config_complete (void)
   return 0;
 }
 
+/* Pool mode without a default image: prove the pool (and namespace)
+ * reachable. */
+static int
+probe_pool (char *err, size_t errlen)
+{
+  rados_ioctx_t io;
+  rados_t c;
+  int r;
+
+  r = rbdx_cluster_connect (&opts, &c, err, errlen);
+  if (r < 0)
+    return r;
+  r = rbdx_cluster_open_pool (c, opts.pool, opts.pool_ns, &io, err, errlen);
+  if (r == 0)
+    rados_ioctx_destroy (io);
+  rados_shutdown (c);
+  return r;
+}
+
+/* nbdkit forks right after this: everything connected here is shut
+ * down again before returning. */
 static int
 rbdx_get_ready (void)
 {
   struct rbdx_ctx *ctx;
   char err[512];
 
-  if (rbdx_ctx_open (&opts, &opts.spec, RBDX_CTX_READONLY | RBDX_CTX_PROBE,
-                     &ctx, err, sizeof err) < 0) {
-    nbdkit_error ("rbdx: %s", err);
-    return -1;
+  if (!opts.spec.image) {
+    if (probe_pool (err, sizeof err) < 0)
+      goto fail;
+    return 0;
   }
+  if (rbdx_ctx_open (&opts, &opts.spec, RBDX_CTX_READONLY | RBDX_CTX_PROBE,
+                     &ctx, err, sizeof err) < 0)
+    goto fail;
   nbdkit_debug ("rbdx: %s is reachable: %" PRIu64 " bytes, features 0x%"
                 PRIx64, ctx->name, ctx->size, ctx->features);
+  if (opts.exclusive && !opts.spec.snap &&
+      !(ctx->features & RBD_FEATURE_EXCLUSIVE_LOCK)) {
+    snprintf (err, sizeof err, "exclusive=true: image '%s' has no "
+              "exclusive-lock feature", ctx->name);
+    rbdx_ctx_close (ctx);
+    goto fail;
+  }
   rbdx_ctx_close (ctx);
   return 0;
+
+fail:
+  nbdkit_error ("rbdx: %s", err);
+  return -1;
 }
 
+static const char *
+describe (const char *name)
+{
+  return nbdkit_printf_intern ("Ceph RBD image %s", name);
+}
+
+/* NBD_OPT_LIST: the default image, or in pool mode every image of the
+ * pool (snapshots are not listed; IMAGE@SNAP may still be asked for). */
 static int
 rbdx_list_exports (int readonly, int is_tls, struct nbdkit_exports *exports)
 {
-  return nbdkit_add_export (exports, canon,
-                            nbdkit_printf_intern ("Ceph RBD image %s", canon));
+  rbd_image_spec_t *images = NULL;
+  size_t n = 0, i;
+  char err[512], name[RBDX_SPEC_MAX + 8];
+  rados_ioctx_t io;
+  rados_t c;
+  int r;
+
+  if (!opts.pool)
+    return nbdkit_add_export (exports, canon, describe (canon));
+
+  r = rbdx_cluster_connect (&opts, &c, err, sizeof err);
+  if (r == 0) {
+    r = rbdx_cluster_open_pool (c, opts.pool, opts.pool_ns, &io, err,
+                                sizeof err);
+    if (r == 0) {
+      while ((r = rbd_list2 (io, images, &n)) == -ERANGE) {
+        free (images);
+        images = calloc (n, sizeof *images);
+        if (!images) {
+          r = -ENOMEM;
+          break;
+        }
+      }
+      for (i = 0; r >= 0 && i < n; i++) {
+        snprintf (name, sizeof name, "%s/%s%s%s", opts.pool,
+                  opts.pool_ns ? opts.pool_ns : "", opts.pool_ns ? "/" : "",
+                  images[i].name);
+        if (nbdkit_add_export (exports, name, describe (name)) < 0)
+          r = -ENOMEM;
+      }
+      if (images && n)
+        rbd_image_spec_list_cleanup (images, n);
+      free (images);
+      rados_ioctx_destroy (io);
+      if (r < 0)
+        snprintf (err, sizeof err, "cannot list the images of pool '%s': %s",
+                  opts.pool, strerror (-r));
+    }
+    rados_shutdown (c);
+  }
+  if (r < 0) {
+    nbdkit_error ("rbdx: %s", err);
+    return -1;
+  }
+  return 0;
 }
 
 static const char *
@@ -108,67 +213,161 @@ rbdx_default_export (int readonly, int is_tls)
   return canon;
 }
 
+/* Which image does the export name the client asked for mean?  The
+ * default image for "" and its own spec; in pool mode any image of the
+ * pool (and namespace), given as IMAGE[@SNAP] or with its pool. */
+static int
+resolve (const char *name, struct rbdx_spec *spec)
+{
+  char buf[RBDX_SPEC_MAX + 8];
+  const char *why = "";
+  int r;
+
+  if (!name || !*name || strcmp (name, canon) == 0) {
+    if (!opts.spec.image) {
+      nbdkit_error ("rbdx: no default export: name an image of pool '%s' "
+                    "(nbdinfo --list shows them)", opts.pool);
+      return -1;
+    }
+    return rbdx_spec_copy (spec, &opts.spec) < 0 ? -1 : 0;
+  }
+
+  r = rbdx_spec_parse (name, opts.pool ? opts.pool : opts.spec.pool, spec,
+                       &why);
+  if (r < 0) {
+    nbdkit_error ("rbdx: export '%s': %s", name, why);
+    return -1;
+  }
+  /* A bare IMAGE in pool mode lives in pool='s namespace. */
+  if (opts.pool_ns && !strchr (name, '/') &&
+      !(spec->ns = strdup (opts.pool_ns))) {
+    nbdkit_error ("rbdx: out of memory");
+    rbdx_spec_free (spec);
+    return -1;
+  }
+  rbdx_spec_format (spec, buf, sizeof buf);
+  if (opts.pool) {
+    if (strcmp (spec->pool, opts.pool) == 0 &&
+        (spec->ns ? opts.pool_ns && strcmp (spec->ns, opts.pool_ns) == 0
+                  : !opts.pool_ns))
+      return 0;
+    nbdkit_error ("rbdx: export '%s' is not in pool '%s%s%s'", name,
+                  opts.pool, opts.pool_ns ? "/" : "",
+                  opts.pool_ns ? opts.pool_ns : "");
+  }
+  else if (strcmp (buf, canon) == 0)
+    return 0;
+  else
+    nbdkit_error ("rbdx: export '%s' is not served here (this server "
+                  "serves '%s')", name, canon);
+  rbdx_spec_free (spec);
+  return -1;
+}
+
+static const char *
+policy_name (enum rbdx_writers w)
+{
+  return w == RBDX_WRITERS_SHARED ? "shared" : "per-connection";
+}
+
 static void *
 rbdx_open (int readonly)
 {
-  const char *name = nbdkit_export_name ();
-  struct rbdx_spec asked;
-  struct rbdx_ctx *ctx;
-  char err[512], buf[sizeof canon];
-  int r;
+  struct rbdx_conn *conn;
+  struct rbdx_spec spec;
+  enum rbdx_writers policy;
+  char err[512];
+  bool lock;
 
-  /* Only the configured image is served; its spec may be given in any
-   * form the rbd CLI accepts ("img", "rbd/img").  Anything else is
-   * refused at negotiation with a message naming what is served. */
-  if (name && *name && strcmp (name, canon) != 0) {
-    r = rbdx_spec_parse (name, opts.spec.pool, &asked, NULL);
-    if (r == 0) {
-      rbdx_spec_format (&asked, buf, sizeof buf);
-      rbdx_spec_free (&asked);
-    }
-    if (r < 0 || strcmp (buf, canon) != 0) {
-      nbdkit_error ("rbdx: export '%s' is not served here (this server "
-                    "serves '%s')", name, canon);
-      return NULL;
-    }
-  }
-
-  r = rbdx_ctx_open (&opts, &opts.spec, readonly ? RBDX_CTX_READONLY : 0,
-                     &ctx, err, sizeof err);
-  if (r < 0) {
-    nbdkit_error ("rbdx: %s", err);
+  if (resolve (nbdkit_export_name (), &spec) < 0)
     return NULL;
+  conn = calloc (1, sizeof *conn);
+  if (!conn) {
+    nbdkit_error ("rbdx: out of memory");
+    goto fail;
   }
+  if (rbdx_ctx_open (&opts, &spec, readonly ? RBDX_CTX_READONLY : 0,
+                     &conn->ctx, err, sizeof err) < 0) {
+    nbdkit_error ("rbdx: %s", err);
+    goto fail;
+  }
+  conn->wctx = conn->ctx;
+  lock = conn->ctx->features & RBD_FEATURE_EXCLUSIVE_LOCK;
+
+  /* The write policy (writer.h): with exclusive-lock, one lock-owning
+   * handle per export so rbdx's own handles never fight over the lock. */
+  policy = opts.writers;
+  if (policy == RBDX_WRITERS_AUTO)
+    policy = lock ? RBDX_WRITERS_SHARED : RBDX_WRITERS_PER_CONNECTION;
+  if (opts.exclusive)
+    policy = RBDX_WRITERS_SHARED;
+  if (!conn->ctx->readonly && policy == RBDX_WRITERS_SHARED) {
+    if (rbdx_writer_get (&opts, &spec, &conn->writer, err, sizeof err) < 0) {
+      nbdkit_error ("rbdx: %s", err);
+      goto fail;
+    }
+    conn->wctx = rbdx_writer_ctx (conn->writer);
+  }
+
+  /* NBD multi-conn promises that a FLUSH or FUA reply on one connection
+   * makes the data visible on all of them.  It holds when no handle
+   * caches (rbd_cache off: a write is acknowledged once on the OSDs)
+   * and rbdx's handles do not pass the exclusive-lock around; a
+   * read-only export is always safe. */
+  conn->multi_conn = conn->ctx->readonly ||
+    (!conn->ctx->cache_on && !conn->wctx->cache_on &&
+     (policy == RBDX_WRITERS_SHARED || !lock));
+
   nbdkit_debug ("rbdx: opened %s %s, %" PRIu64 " bytes, features 0x%" PRIx64
-                ", rbd_cache %s, completions via %s", ctx->name,
-                ctx->readonly ? "read-only" : "read-write", ctx->size,
-                ctx->features, ctx->cache_on ? "ON" : "off",
-                rbdx_reactor_uses_uring (&ctx->reactor) ? "io_uring"
+                ", writers=%s, multi-conn %s, rbd_cache %s, completions "
+                "via %s", conn->ctx->name,
+                conn->ctx->readonly ? "read-only" : "read-write",
+                conn->ctx->size, conn->ctx->features,
+                conn->ctx->readonly ? "none" : policy_name (policy),
+                conn->multi_conn ? "yes" : "no",
+                conn->ctx->cache_on ? "ON" : "off",
+                rbdx_reactor_uses_uring (&conn->ctx->reactor) ? "io_uring"
                 : "poll(2)");
-  if (ctx->cache_on)
+  if (conn->ctx->cache_on)
     nbdkit_debug ("rbdx: %s: rbd_cache is on (image-level or ceph.rbd_cache "
-                  "setting): multi-conn is not advertised", ctx->name);
-  return ctx;
+                  "setting): multi-conn is not advertised", conn->ctx->name);
+  rbdx_spec_free (&spec);
+  return conn;
+
+fail:
+  if (conn) {
+    rbdx_ctx_close (conn->ctx);
+    free (conn);
+  }
+  rbdx_spec_free (&spec);
+  return NULL;
 }
 
+/* nbdkit calls this once every request of the connection has
+ * returned, and each request waits for its librbd completion, so
+ * nothing is in flight on these handles any more. */
 static void
 rbdx_close (void *handle)
 {
-  rbdx_ctx_close (handle);
+  struct rbdx_conn *conn = handle;
+
+  rbdx_writer_put (conn->writer);
+  rbdx_ctx_close (conn->ctx);
+  free (conn);
 }
 
 static int64_t
 rbdx_get_size (void *handle)
 {
-  struct rbdx_ctx *ctx = handle;
-  return (int64_t) ctx->size;
+  struct rbdx_conn *conn = handle;
+  return (int64_t) conn->ctx->size;
 }
 
 static const char *
 rbdx_export_description (void *handle)
 {
-  struct rbdx_ctx *ctx = handle;
-  return nbdkit_printf_intern ("Ceph RBD image %s", ctx->name);
+  struct rbdx_conn *conn = handle;
+  return describe (conn->ctx->name);
 }
 
 static int
@@ -190,25 +389,16 @@ rbdx_is_rotational (void *handle)
 static int
 rbdx_can_write (void *handle)
 {
-  struct rbdx_ctx *ctx = handle;
-  return !ctx->readonly;
+  struct rbdx_conn *conn = handle;
+  return !conn->ctx->readonly;
 }
 
-/* NBD multi-conn promises that a FLUSH or FUA reply on one connection
- * makes the data visible on all of them.  Every connection has its own
- * image handle, so this holds only when no handle caches (rbd_cache
- * off: a write is acknowledged once on the OSDs) and when handles do
- * not fight over the exclusive-lock (one writer at a time passes the
- * lock around at ~7 ms per hand-over); a read-only export is always
- * safe. */
+/* Decided in rbdx_open. */
 static int
 rbdx_can_multi_conn (void *handle)
 {
-  struct rbdx_ctx *ctx = handle;
-
-  if (ctx->readonly)
-    return 1;
-  return !ctx->cache_on && !(ctx->features & RBD_FEATURE_EXCLUSIVE_LOCK);
+  struct rbdx_conn *conn = handle;
+  return conn->multi_conn;
 }
 
 static int
@@ -305,7 +495,9 @@ static int
 rbdx_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
             uint32_t flags)
 {
-  int r = rbdx_ctx_read (handle, buf, count, offset);
+  struct rbdx_conn *conn = handle;
+  int r = rbdx_ctx_read (conn->ctx, buf, count, offset);
+
   return r < 0 ? fail ("read", r) : 0;
 }
 
@@ -313,36 +505,39 @@ static int
 rbdx_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
              uint32_t flags)
 {
-  struct rbdx_ctx *ctx = handle;
-  int r = rbdx_ctx_write (ctx, buf, count, offset, flags & NBDKIT_FLAG_FUA);
+  struct rbdx_conn *conn = handle;
+  int r = rbdx_ctx_write (conn->wctx, buf, count, offset,
+                          flags & NBDKIT_FLAG_FUA);
 
   if (r < 0)
     return fail ("write", r);
-  return fua_flush (ctx, flags);
+  return fua_flush (conn->wctx, flags);
 }
 
 static int
 rbdx_flush (void *handle, uint32_t flags)
 {
-  int r = rbdx_ctx_flush (handle);
+  struct rbdx_conn *conn = handle;
+  int r = rbdx_ctx_flush (conn->wctx);
+
   return r < 0 ? fail ("flush", r) : 0;
 }
 
 static int
 rbdx_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
-  struct rbdx_ctx *ctx = handle;
-  int r = rbdx_ctx_discard (ctx, count, offset);
+  struct rbdx_conn *conn = handle;
+  int r = rbdx_ctx_discard (conn->wctx, count, offset);
 
   if (r < 0)
     return fail ("trim", r);
-  return fua_flush (ctx, flags);
+  return fua_flush (conn->wctx, flags);
 }
 
 static int
 rbdx_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
-  struct rbdx_ctx *ctx = handle;
+  struct rbdx_conn *conn = handle;
   bool may_hole = flags & NBDKIT_FLAG_MAY_TRIM;
   int r;
 
@@ -351,10 +546,10 @@ rbdx_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
     nbdkit_set_error (ENOTSUP);
     return -1;
   }
-  r = rbdx_ctx_zero (ctx, count, offset, may_hole);
+  r = rbdx_ctx_zero (conn->wctx, count, offset, may_hole);
   if (r < 0)
     return fail ("write zeroes", r);
-  return fua_flush (ctx, flags);
+  return fua_flush (conn->wctx, flags);
 }
 
 static int
@@ -368,7 +563,9 @@ static int
 rbdx_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
               struct nbdkit_extents *extents)
 {
-  int r = rbdx_ctx_extents (handle, count, offset, add_extent, extents);
+  struct rbdx_conn *conn = handle;
+  int r = rbdx_ctx_extents (conn->ctx, count, offset, add_extent, extents);
+
   return r < 0 ? fail ("block status", r) : 0;
 }
 
@@ -388,6 +585,14 @@ rbdx_dump_plugin (void)
   "[image=][pool/[namespace/]]image[@snapshot]\n" \
   "                     The RBD image to serve (pool defaults to rbd; a\n" \
   "                     snapshot is served read-only).\n" \
+  "pool=POOL[/NAMESPACE] Serve every image of the pool by export name\n" \
+  "                     (IMAGE or IMAGE@SNAP); image= is then the default.\n" \
+  "writers=auto|shared|per-connection\n" \
+  "                     Where writes go: one lock-owning handle per image\n" \
+  "                     (shared), each connection's own (per-connection), or\n" \
+  "                     shared exactly when the image has exclusive-lock (auto).\n" \
+  "exclusive=false|true Hold the exclusive lock for the server's lifetime and\n" \
+  "                     refuse to hand it to other clients.\n" \
   "conf=PATH            ceph.conf (default: $CEPH_CONF, /etc/ceph/$cluster.conf,\n" \
   "                     ~/.ceph/$cluster.conf, ./$cluster.conf).\n" \
   "id=NAME              cephx user without 'client.' (default: admin).\n" \
@@ -406,6 +611,7 @@ static struct nbdkit_plugin plugin = {
   .description        = "Serve a Ceph RBD image; every NBD connection gets its "
                         "own librbd context.",
   .unload             = rbdx_unload,
+  .cleanup            = rbdx_cleanup,
   .config             = rbdx_config,
   .config_complete    = rbdx_config_complete,
   .config_help        = rbdx_config_help,
