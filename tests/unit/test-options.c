@@ -533,6 +533,122 @@ test_options_free (void **state)
   rbdx_options_free (&o);
 }
 
+/* ---- pool mode, write policy, exclusive ---- */
+
+static void
+test_pool_and_writers (void **state)
+{
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+
+  set_ok (o, "pool", "p1/ns1");
+  assert_string_equal (o->pool, "p1");
+  assert_string_equal (o->pool_ns, "ns1");
+  set_ok (o, "writers", "per-connection");
+  assert_int_equal (o->writers, RBDX_WRITERS_PER_CONNECTION);
+  set_ok (o, "exclusive", "off");
+  assert_false (o->exclusive);
+  /* A bare image name is looked up in pool=, namespace included. */
+  set_ok (o, "image", "img@s");
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), 0);
+  assert_string_equal (o->spec.pool, "p1");
+  assert_string_equal (o->spec.ns, "ns1");
+  assert_string_equal (o->spec.image, "img");
+  assert_string_equal (o->spec.snap, "s");
+}
+
+static void
+test_pool_only (void **state)
+{
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+
+  set_ok (o, "pool", "p1");
+  assert_null (o->pool_ns);
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), 0);
+  assert_null (o->spec.image);
+}
+
+static void
+test_bad_pool (void **state)
+{
+  static const char *const bad[] = { "a@b", "/ns", "p/", "p/n/x", "p/n@s" };
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+  size_t i;
+
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    set_bad (o, "pool", bad[i], err);
+    assert_contains (err, bad[i]);
+    assert_null (o->pool);
+  }
+  set_ok (o, "pool", "p");
+  set_bad (o, "pool", "q", err);
+  assert_contains (err, "twice");
+}
+
+static void
+test_image_outside_pool (void **state)
+{
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+
+  set_ok (o, "pool", "p1");
+  set_ok (o, "image", "p2/img");
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), -EINVAL);
+  assert_contains (err, "p2/img");
+  assert_contains (err, "p1");
+}
+
+static void
+test_bad_writers_and_exclusive (void **state)
+{
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+
+  set_bad (o, "writers", "some", err);
+  assert_contains (err, "some");
+  set_bad (o, "exclusive", "maybe", err);
+  assert_contains (err, "maybe");
+  set_ok (o, "writers", "shared");
+  set_bad (o, "writers", "shared", err);
+  assert_contains (err, "twice");
+  set_ok (o, "exclusive", "TRUE");
+  assert_true (o->exclusive);
+  set_bad (o, "exclusive", "true", err);
+  assert_contains (err, "twice");
+}
+
+static void
+test_exclusive_needs_one_writer (void **state)
+{
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+
+  set_ok (o, "image", "img");
+  set_ok (o, "writers", "per-connection");
+  set_ok (o, "exclusive", "yes");
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), -EINVAL);
+  assert_contains (err, "per-connection");
+}
+
+static void
+test_parse_bool (void **state)
+{
+  static const char *const yes[] = { "1", "true", "Yes", "ON" };
+  static const char *const no[] = { "0", "false", "NO", "off" };
+  size_t i;
+
+  (void) state;
+  for (i = 0; i < 4; i++) {
+    assert_int_equal (rbdx_parse_bool (yes[i]), 1);
+    assert_int_equal (rbdx_parse_bool (no[i]), 0);
+  }
+  assert_int_equal (rbdx_parse_bool (""), -EINVAL);
+  assert_int_equal (rbdx_parse_bool ("2"), -EINVAL);
+  assert_int_equal (rbdx_parse_bool ("truthy"), -EINVAL);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown (f, setup, teardown)
 
 int
@@ -559,6 +675,13 @@ main (void)
     T (test_complete_missing_files),
     T (test_complete_readable_files),
     T (test_options_free),
+    T (test_pool_and_writers),
+    T (test_pool_only),
+    T (test_bad_pool),
+    T (test_image_outside_pool),
+    T (test_bad_writers_and_exclusive),
+    T (test_exclusive_needs_one_writer),
+    T (test_parse_bool),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
