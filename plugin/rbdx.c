@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,6 +43,7 @@ static char canon[RBDX_SPEC_MAX + 8];   /* default export, "" in pool mode */
 
 /* One NBD connection. */
 struct rbdx_conn {
+  struct rbdx_conn *next, *prev;  /* open connections (conns_lock) */
   struct rbdx_ctx *ctx;        /* own context: reads, block status */
   struct rbdx_ctx *wctx;       /* writes, trims, zeroes, flushes */
   struct rbdx_writer *writer;  /* shared writer, or NULL */
@@ -54,9 +56,52 @@ rbdx_unload (void)
   rbdx_options_free (&opts);
 }
 
+/* Every open connection.  nbdkit (1.32) skips .close for connections
+ * still open when it quits (--run ending, SIGTERM), which would leave
+ * their watches and the exclusive lock to time out on the cluster
+ * (~30 s); .cleanup closes them instead. */
+static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rbdx_conn *conns;
+
+static void
+conn_link (struct rbdx_conn *conn)
+{
+  pthread_mutex_lock (&conns_lock);
+  conn->prev = NULL;
+  conn->next = conns;
+  if (conns)
+    conns->prev = conn;
+  conns = conn;
+  pthread_mutex_unlock (&conns_lock);
+}
+
+static void
+conn_free (struct rbdx_conn *conn)
+{
+  pthread_mutex_lock (&conns_lock);
+  if (conn->prev)
+    conn->prev->next = conn->next;
+  else if (conns == conn)
+    conns = conn->next;
+  if (conn->next)
+    conn->next->prev = conn->prev;
+  pthread_mutex_unlock (&conns_lock);
+  rbdx_writer_put (conn->writer);
+  rbdx_ctx_close (conn->ctx);
+  free (conn);
+}
+
+/* nbdkit calls .cleanup after every connection thread has ended (it
+ * waits for them before leaving its accept loop), so no request is in
+ * flight on what is closed here. */
 static void
 rbdx_cleanup (void)
 {
+  while (conns) {
+    nbdkit_debug ("rbdx: closing %s left open by nbdkit's shutdown",
+                  conns->ctx->name);
+    conn_free (conns);
+  }
   rbdx_writer_cleanup ();
 }
 
@@ -332,6 +377,7 @@ rbdx_open (int readonly)
     nbdkit_debug ("rbdx: %s: rbd_cache is on (image-level or ceph.rbd_cache "
                   "setting): multi-conn is not advertised", conn->ctx->name);
   rbdx_spec_free (&spec);
+  conn_link (conn);
   return conn;
 
 fail:
@@ -349,11 +395,7 @@ fail:
 static void
 rbdx_close (void *handle)
 {
-  struct rbdx_conn *conn = handle;
-
-  rbdx_writer_put (conn->writer);
-  rbdx_ctx_close (conn->ctx);
-  free (conn);
+  conn_free (handle);
 }
 
 static int64_t

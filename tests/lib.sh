@@ -19,9 +19,12 @@ export RBDX_TESTS RBDX_BUILD RBDX_PLUGIN
 export PATH="/usr/bin:/usr/sbin:$PATH"
 
 test_name=$(basename "$0" .sh)
-_images=()
-_pidfiles=()
-_tmpdirs=()
+# What to clean up is kept in files, so helpers called in a subshell
+# (img=$(new_image ...)) still register what they made.
+_state=$(mktemp -d "/tmp/rbdx-$test_name-state.XXXXXX")
+: >"$_state/images"
+: >"$_state/pidfiles"
+: >"$_state/dirs"
 
 skip() { echo "SKIP: $test_name: $*" >&2; exit 77; }
 fail() { echo "FAIL: $test_name: $*" >&2; exit 1; }
@@ -47,18 +50,20 @@ requires_cluster() {
 _cleanup() {
   local rc=$? p i
   set +e
-  for p in "${_pidfiles[@]}"; do
+  while read -r p; do
     if [ -s "$p" ]; then
       kill "$(cat "$p")" 2>/dev/null
       for i in $(seq 50); do kill -0 "$(cat "$p")" 2>/dev/null || break; sleep 0.1; done
       kill -9 "$(cat "$p")" 2>/dev/null
     fi
-  done
-  for i in "${_images[@]}"; do
+  done <"$_state/pidfiles"
+  while read -r i; do
+    rbd snap unprotect "$i" >/dev/null 2>&1
     rbd snap purge "$i" >/dev/null 2>&1
     rbd rm --no-progress "$i" >/dev/null 2>&1
-  done
-  for p in "${_tmpdirs[@]}"; do rm -rf "$p"; done
+  done < <(tac "$_state/images")
+  while read -r p; do rm -rf "$p"; done <"$_state/dirs"
+  rm -rf "$_state"
   exit $rc
 }
 trap _cleanup EXIT
@@ -68,7 +73,7 @@ trap 'exit 130' INT TERM
 tmpdir() {
   local d
   d=$(mktemp -d "/tmp/rbdx-$test_name.XXXXXX")
-  _tmpdirs+=("$d")
+  echo "$d" >>"$_state/dirs"
   echo "$d"
 }
 
@@ -77,11 +82,15 @@ tmpdir() {
 new_image() {
   local size=$1 name
   shift
-  name="rbd/t-${test_name//[^a-zA-Z0-9]/-}-$$-${#_images[@]}"
+  name="rbd/t-${test_name//[^a-zA-Z0-9]/-}-$$-$(wc -l <"$_state/images")"
+  echo "$name" >>"$_state/images"
   rbd create --no-progress --size "$size" "$@" "$name" >&2
-  _images+=("$name")
   echo "$name"
 }
+
+# own_image SPEC: register an image made another way (rbd clone,
+# rbd import) for removal at exit.
+own_image() { echo "$1" >>"$_state/images"; }
 
 # serve SOCKET [NBDKIT-OPTIONS...] -- PLUGIN-ARGS...: start nbdkit with rbdx
 # on a Unix socket in the background (not in a subshell: --exit-with-parent
@@ -93,7 +102,7 @@ serve() {
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do nbdkit_opts+=("$1"); shift; done
   [ "${1:-}" = "--" ] && shift
   pidfile="$sock.pid"
-  _pidfiles+=("$pidfile")
+  echo "$pidfile" >>"$_state/pidfiles"
   nbdkit -U "$sock" -P "$pidfile" --exit-with-parent "${nbdkit_opts[@]}" \
     "$RBDX_PLUGIN" "$@" &
   for i in $(seq 200); do

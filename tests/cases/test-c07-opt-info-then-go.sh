@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Case C07, first half (../shared/cases/README.md): NBD_OPT_INFO for
+# export X, then NBD_OPT_GO for export Y; GO must report Y's size and
+# flags (NBD doc/proto.md, NBD_OPT_INFO / NBD_OPT_GO).  X is a name rbdx
+# refuses ("rbd/other") or "" (the served image); Y is the image's
+# canonical name "rbd/IMAGE"; also GO for a refused name after a good
+# INFO must fail.  Run on a writable and on a read-only (-r) server so
+# the flags GO reports differ between the runs.
+. "$RBDX_TESTS/lib.sh"
+. "$RBDX_TESTS/cases/cases-lib.sh"
+requires_cluster
+prog=$RBDX_BUILD/tests/cases/opt-info-go
+
+keep img new_image 24M
+size=$(rbd info --format json "$img" |
+       python3 -c 'import json,sys; print(json.load(sys.stdin)["size"])')
+[ "$size" = 25165824 ] || fail "rbd info says $img has $size bytes"
+
+say "writable server"
+nbdkit -U - "$RBDX_PLUGIN" "$img" --run "$prog \$uri $img $size 0" ||
+  fail "INFO then GO on a writable export"
+say "read-only server (nbdkit -r)"
+nbdkit -r -U - "$RBDX_PLUGIN" "$img" --run "$prog \$uri $img $size 1" ||
+  fail "INFO then GO on a read-only export"

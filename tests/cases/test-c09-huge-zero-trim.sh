@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Case C09 (../shared/cases/README.md): on an 8 GiB sparse image, 512
+# bytes of 0x55 at 3 GiB, WRITE_ZEROES of 0xFFFFF000 bytes at 0, TRIM of
+# 0xFFFFF000 bytes at 4 GiB: the bytes at 3 GiB read as zero, no
+# overflow, no disconnect (C program zero-huge).
+. "$RBDX_TESTS/lib.sh"
+. "$RBDX_TESTS/cases/cases-lib.sh"
+requires_cluster
+keep img new_image 8G
+
+nbdkit -U - "$RBDX_PLUGIN" "$img" \
+  --run "$RBDX_BUILD/tests/cases/zero-huge \$uri" ||
+  fail "zero-huge failed"

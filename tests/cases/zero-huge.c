@@ -1,0 +1,77 @@
+/* zero-huge: case C09 of ../shared/cases/README.md.
+ *
+ * An 8 GiB sparse image.  Write 512 bytes of 0x55 at 3 GiB;
+ * WRITE_ZEROES of length 0xFFFFF000 at 0; then TRIM of 0xFFFFF000 at
+ * 4 GiB.  The 512 bytes at 3 GiB must read as zero, with no overflow of
+ * the 32-bit length (markers just past the end of each range keep
+ * their data, markers inside the zeroed range are zero) and no
+ * disconnect.
+ *
+ * Usage: zero-huge URI
+ */
+#include "check.h"
+
+#define SIZE     (8 * GiB)
+#define LEN      UINT64_C (0xFFFFF000)
+
+struct marker { uint64_t off; int byte; bool zeroed; const char *what; };
+
+int
+main (int argc, char *argv[])
+{
+  const struct marker m[] = {
+    { 3 * GiB, 0x55, true, "512 bytes at 3 GiB (the case)" },
+    { 0, 0x11, true, "start of the zeroed range" },
+    { LEN - 512, 0x22, true, "last 512 bytes of the zeroed range" },
+    { LEN, 0x66, false, "just past the zeroed range" },
+    { 4 * GiB - 512, 0x77, false, "just before the trimmed range" },
+    { 4 * GiB + LEN, 0x88, false, "just past the trimmed range" },
+  };
+  const size_t n = sizeof m / sizeof m[0];
+  unsigned char buf[512], want[512];
+  struct nbd_handle *h;
+  double t;
+  size_t i;
+
+  check_prog = "zero-huge";
+  if (argc != 2) {
+    fprintf (stderr, "usage: zero-huge URI\n");
+    return 2;
+  }
+  h = connect_to (argv[1], false);
+  EQ (nbd_get_size (h), SIZE);
+
+  for (i = 0; i < n; i++) {
+    memset (buf, m[i].byte, sizeof buf);
+    OK (nbd_pwrite (h, buf, sizeof buf, m[i].off, 0));
+  }
+
+  t = now_s ();
+  OK (nbd_zero (h, LEN, 0, 0));
+  fprintf (stderr, "zero-huge: WRITE_ZEROES 0xFFFFF000 @ 0 took %.2f s\n",
+           now_s () - t);
+  ALIVE (h);
+  for (i = 0; i < n; i++) {
+    memset (want, m[i].zeroed ? 0 : m[i].byte, sizeof want);
+    OK (nbd_pread (h, buf, sizeof buf, m[i].off, 0));
+    SAME (buf, want, sizeof buf, m[i].off, m[i].what);
+  }
+
+  t = now_s ();
+  OK (nbd_trim (h, LEN, 4 * GiB, 0));
+  fprintf (stderr, "zero-huge: TRIM 0xFFFFF000 @ 4 GiB took %.2f s\n",
+           now_s () - t);
+  ALIVE (h);
+  /* TRIM may leave data in its range; outside it nothing may change. */
+  for (i = 0; i < n; i++) {
+    memset (want, m[i].zeroed ? 0 : m[i].byte, sizeof want);
+    OK (nbd_pread (h, buf, sizeof buf, m[i].off, 0));
+    SAME (buf, want, sizeof buf, m[i].off, m[i].what);
+  }
+
+  OK (nbd_flush (h, 0));
+  EQ (nbd_get_size (h), SIZE);
+  OK (nbd_shutdown (h, 0));
+  nbd_close (h);
+  return 0;
+}
