@@ -58,7 +58,11 @@ _cleanup() {
     fi
   done <"$_state/pidfiles"
   while read -r i; do
-    rbd snap unprotect "$i" >/dev/null 2>&1
+    for p in $(rbd snap ls --format json "$i" 2>/dev/null |
+               python3 -c 'import json,sys
+for s in json.load(sys.stdin): print(s["name"])' 2>/dev/null); do
+      rbd snap unprotect "$i@$p" >/dev/null 2>&1
+    done
     rbd snap purge "$i" >/dev/null 2>&1
     rbd rm --no-progress "$i" >/dev/null 2>&1
   done < <(tac "$_state/images")
