@@ -119,7 +119,8 @@ rbdx_cluster_connect (const struct rbdx_options *o, rados_t *out,
              "(check id= and keyring=)";
       break;
     case EACCES: case EPERM:
-      hint = "the cluster refused the key (wrong id= or keyring=)";
+      hint = "the cluster refused the key: unknown id, or the keyring "
+             "has no or a wrong key for it (check id= and keyring=)";
       break;
     case ETIMEDOUT:
       hint = "no monitor answered within client_mount_timeout "

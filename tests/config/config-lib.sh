@@ -1,0 +1,92 @@
+# Helpers shared by the tests in tests/config/ (sourced after lib.sh).
+#
+#   refused WORD... -- [NBDKIT-OPTIONS...] PLUGIN-ARGS...
+#       nbdkit must exit non-zero before serving: its --run command never
+#       runs (a marker file stays absent), stderr holds exactly one
+#       "error:" line, and that line contains every WORD (fixed strings).
+#   served CMD -- [NBDKIT-OPTIONS...] PLUGIN-ARGS...
+#       nbdkit must start and CMD (run by --run, with $uri set) must
+#       succeed.
+#   NBDKIT-OPTIONS are the leading arguments that start with '-' (as -r);
+#   they go before the plugin.
+#   sandbox_user NAME [CAPS...]
+#       create cephx user client.NAME in the sandbox cluster (via
+#       tests/ceph-sandbox add-user) and set USER_KEYRING to its keyring
+#       path; the user and the keyring are removed at exit.  Skips the
+#       test when CEPH_CONF is not a ceph-sandbox cluster.
+#   cfg_atexit CMD
+#       run CMD (with eval) at exit, before lib.sh's cleanup removes the
+#       images; commands run in reverse order of registration.
+#   CFG_SCRATCH: a scratch directory removed at exit.
+
+CFG_SCRATCH=$(tmpdir)
+_cfg_atexit=()
+
+cfg_atexit() { _cfg_atexit+=("$1"); }
+
+_cfg_run_atexit() {
+  local i
+  for ((i = ${#_cfg_atexit[@]} - 1; i >= 0; i--)); do
+    eval "${_cfg_atexit[i]}" || true
+  done
+}
+# Chain our exit work in front of lib.sh's, keeping the exit status.
+trap '_cfg_rc=$?; set +e; _cfg_run_atexit; (exit $_cfg_rc); _cleanup' EXIT
+
+# _cfg_since T0: seconds (2 decimals) since $EPOCHREALTIME was T0.
+_cfg_since() {
+  local now=${EPOCHREALTIME/[.,]/} then=${1/[.,]/} us
+  us=$((now - then))
+  printf '%d.%02d' $((us / 1000000)) $((us % 1000000 / 10000))
+}
+
+refused() {
+  local -a words=() nopts=()
+  local marker="$CFG_SCRATCH/served" errf="$CFG_SCRATCH/stderr" rc w n t0
+
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do words+=("$1"); shift; done
+  shift
+  while [ $# -gt 0 ] && [[ $1 == -* ]]; do nopts+=("$1"); shift; done
+  rm -f "$marker"
+  t0=$EPOCHREALTIME
+  set +e
+  timeout 60 nbdkit -U - "${nopts[@]}" "$RBDX_PLUGIN" "$@" --run "touch $marker" \
+    2>"$errf" </dev/null
+  rc=$?
+  set -e
+  say "nbdkit rbdx $* -> exit $rc after $(_cfg_since "$t0") s: $(tr '\n' ' ' <"$errf")"
+  [ "$rc" -ne 124 ] || fail "nbdkit rbdx $* did not exit within 60 s"
+  [ "$rc" -ne 0 ] || fail "nbdkit rbdx $* exited 0 (expected an error)"
+  [ ! -e "$marker" ] || fail "nbdkit rbdx $* served before failing"
+  n=$(grep -c 'error:' "$errf" || true)
+  [ "$n" -eq 1 ] ||
+    fail "nbdkit rbdx $*: expected one error line, got $n: $(cat "$errf")"
+  for w in "${words[@]}"; do
+    grep 'error:' "$errf" | grep -qF -- "$w" ||
+      fail "nbdkit rbdx $*: the error does not say '$w': $(cat "$errf")"
+  done
+}
+
+served() {
+  local cmd=$1 errf="$CFG_SCRATCH/stderr" t0=$EPOCHREALTIME
+  local -a nopts=()
+  shift 2
+  while [ $# -gt 0 ] && [[ $1 == -* ]]; do nopts+=("$1"); shift; done
+  timeout 60 nbdkit -U - "${nopts[@]}" "$RBDX_PLUGIN" "$@" --run "$cmd" \
+    >"$CFG_SCRATCH/stdout" 2>"$errf" </dev/null ||
+    fail "nbdkit rbdx $* --run '$cmd' failed: $(cat "$CFG_SCRATCH/stdout" "$errf")"
+  say "nbdkit rbdx $* served ($(_cfg_since "$t0") s)"
+}
+
+sandbox_user() {
+  local name=$1 dir
+  shift
+  dir=$(dirname "$CEPH_CONF")
+  requires ceph
+  "$RBDX_TESTS/ceph-sandbox" status "$dir" >/dev/null 2>&1 ||
+    skip "CEPH_CONF is not a tests/ceph-sandbox cluster (cannot add users)"
+  cfg_atexit "timeout 30 ceph auth rm client.$name >/dev/null 2>&1;
+    rm -f $dir/ceph.client.$name.keyring"
+  USER_KEYRING=$("$RBDX_TESTS/ceph-sandbox" add-user "$dir" "$name" "$@") ||
+    fail "ceph-sandbox add-user $name failed"
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Proves: parameters that are wrong as written (unknown key, empty value,
+# a key given twice, a bad completion=, writers=, exclusive= or pool=
+# value, an image= outside pool=, a malformed ceph.NAME) make nbdkit
+# exit non-zero before serving, with one error that names the key and
+# value (nbdkit-rbdx-plugin.pod, PARAMETERS).  Positive controls: every
+# accepted completion= and writers= value and exclusive=false serve, and
+# a repeated ceph.NAME is allowed (the later value wins, so a bad value
+# followed by a good one serves).
+. "$RBDX_TESTS/lib.sh"
+requires_cluster
+. "$RBDX_TESTS/config/config-lib.sh"
+
+img=$(new_image 8M)
+
+# Unknown keys.
+refused "unknown parameter 'foo'" -- "$img" foo=1
+refused "unknown parameter 'snap'" -- "$img" snap=s1
+refused "unknown parameter 'rbd_cache'" "ceph.NAME=VALUE" -- "$img" rbd_cache=false
+
+# Empty values, for every kind of key.
+for key in image pool writers exclusive conf id keyring mon_host cluster \
+           completion ceph.rbd_cache foo; do
+  refused "$key= needs a value" -- "$img" "$key="
+done
+
+# A non-repeatable key given twice.
+refused "image= given twice" -- "$img" "image=$img"
+refused "conf= given twice" "'$CEPH_CONF'" "'/x'" -- "$img" "conf=$CEPH_CONF" conf=/x
+refused "id= given twice" "'admin'" "'other'" -- "$img" id=admin id=other
+refused "keyring= given twice" -- "$img" keyring=/a keyring=/b
+refused "mon_host= given twice" -- "$img" mon_host=127.0.0.1 mon_host=127.0.0.2
+refused "cluster= given twice" -- "$img" cluster=ceph cluster=ceph
+refused "completion= given twice" -- "$img" completion=auto completion=auto
+refused "pool= given twice" -- "$img" pool=rbd pool=rbd
+refused "writers= given twice" -- "$img" writers=auto writers=shared
+refused "exclusive= given twice" -- "$img" exclusive=false exclusive=false
+
+# completion= takes three values only.
+refused "completion='bogus'" "auto, io_uring or eventfd" -- "$img" completion=bogus
+refused "completion='IO_URING'" -- "$img" completion=IO_URING
+
+# writers=, exclusive=, pool= take fixed forms.
+refused "writers='bogus'" "auto, shared or per-connection" -- "$img" writers=bogus
+refused "exclusive='maybe'" "true or false" -- "$img" exclusive=maybe
+for p in a/b/c /ns rbd/ rbd@x; do
+  refused "pool='$p'" "expected POOL or POOL/NAMESPACE" -- "pool=$p"
+done
+refused "image='other/img' is not in pool='rbd'" -- pool=rbd image=other/img
+
+# Malformed ceph.NAME keys.
+refused "'ceph.' needs an option name" -- "$img" ceph.=1
+refused "ceph.a.b" "no spaces or dots" -- "$img" ceph.a.b=1
+
+# Positive controls.
+for mode in auto io_uring eventfd; do
+  served true -- "$img" "completion=$mode"
+done
+for w in auto shared per-connection; do
+  served true -- "$img" "writers=$w"
+done
+served true -- "$img" exclusive=false
+served true -- "$img" ceph.rados_osd_op_timeout=notanumber \
+  ceph.rados_osd_op_timeout=30
+say "ok"
