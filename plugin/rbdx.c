@@ -270,8 +270,9 @@ resolve (const char *name, struct rbdx_spec *spec)
 
   if (!name || !*name || strcmp (name, canon) == 0) {
     if (!opts.spec.image) {
-      nbdkit_error ("rbdx: no default export: name an image of pool '%s' "
-                    "(nbdinfo --list shows them)", opts.pool);
+      nbdkit_error ("rbdx: no default export: name an image of pool "
+                    "'%s%s%s' (nbdinfo --list shows them)", opts.pool,
+                    opts.pool_ns ? "/" : "", opts.pool_ns ? opts.pool_ns : "");
       return -1;
     }
     return rbdx_spec_copy (spec, &opts.spec) < 0 ? -1 : 0;
