@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# test-rbdx-map-all: rbdx-map-all (run by rbdx-map.service) reads an
+# rbdxtab the documented way and drives the mapper correctly, using a
+# stand-in `rbdx` that records its arguments:
+#  - map: `rbdx map SPEC OPT...` per line in order, comments (whole line
+#    or from a word starting with '#'), blank lines and a last line
+#    without newline handled; unmap: `rbdx unmap SPEC` in reverse order;
+#  - one failed line: the others are still mapped, exit 3 (the status
+#    rbdx-map.service accepts so the mapped servers keep running); every
+#    line failed: exit 1;
+#  - the mapper missing: exit 1 with a message saying so, without running
+#    anything; no table or an empty one: exit 0, nothing to do;
+#  - a line that starts with an option: exit 1 naming the line; bad
+#    usage: exit 2.
+# Covers: the brief's systemd units, item 3.  No cluster needed.
+. "$RBDX_TESTS/lib.sh"
+script=$RBDX_BUILD/systemd/rbdx-map-all
+[ -x "$script" ] || fail "$script not generated (is subdir('systemd') in meson.build?)"
+
+d=$(tmpdir)
+mkdir "$d/bin"
+# The stand-in mapper: log "ARG|ARG|..." per call; fail for specs listed
+# in $d/fail.
+cat >"$d/bin/rbdx" <<EOF
+#!/usr/bin/env bash
+(IFS='|'; echo "\$*") >>"$d/calls"
+grep -qxF -- "\$2" "$d/fail" 2>/dev/null && { echo "rbdx: cannot map \$2" >&2; exit 1; }
+exit 0
+EOF
+chmod +x "$d/bin/rbdx"
+: >"$d/fail"
+
+printf '%s\n' \
+  '# SPEC   OPTIONS' \
+  '' \
+  '   # indented comment' \
+  'rbd/vm1  id=nbd keyring=/etc/ceph/ceph.client.nbd.keyring' \
+  $'rbd/ns/db\texclusive=true   # trailing comment' \
+  'vm2' >"$d/tab"
+printf '%s' 'rbd/golden@base id=nbd ceph.rados_osd_op_timeout=30' >>"$d/tab"   # no final newline
+
+run() { # run EXPECTED-STATUS ARGS...: run the script, keep its stderr
+  local want=$1 rc=0
+  shift
+  : >"$d/calls"
+  RBDXTAB=$d/tab RBDX=$d/bin/rbdx "$script" "$@" >"$d/out" 2>"$d/err" || rc=$?
+  [ $rc -eq "$want" ] ||
+    fail "rbdx-map-all $* exited $rc, expected $want; stderr:"$'\n'"$(cat "$d/err")"
+}
+expect_calls() { # expect_calls LINE...: the mapper calls, in order
+  local want
+  want=$(printf '%s\n' "$@")
+  [ "$(cat "$d/calls")" = "$want" ] ||
+    fail "mapper calls:"$'\n'"$(cat "$d/calls")"$'\n'"expected:"$'\n'"$want"
+}
+
+run 0 map
+expect_calls \
+  'map|rbd/vm1|id=nbd|keyring=/etc/ceph/ceph.client.nbd.keyring' \
+  'map|rbd/ns/db|exclusive=true' \
+  'map|vm2' \
+  'map|rbd/golden@base|id=nbd|ceph.rados_osd_op_timeout=30'
+say "map: 4 lines, in order, comments ignored"
+
+run 0 unmap
+expect_calls 'unmap|rbd/golden@base' 'unmap|vm2' 'unmap|rbd/ns/db' 'unmap|rbd/vm1'
+say "unmap: reverse order"
+
+run 0 list
+[ "$(cut -f1 "$d/out" | tr '\n' ' ')" = "rbd/vm1 rbd/ns/db vm2 rbd/golden@base " ] ||
+  fail "list printed: $(cat "$d/out")"
+[ -s "$d/calls" ] && fail "list ran the mapper"
+
+echo rbd/ns/db >"$d/fail"
+run 3 map
+expect_calls \
+  'map|rbd/vm1|id=nbd|keyring=/etc/ceph/ceph.client.nbd.keyring' \
+  'map|rbd/ns/db|exclusive=true' \
+  'map|vm2' \
+  'map|rbd/golden@base|id=nbd|ceph.rados_osd_op_timeout=30'
+grep -q 'failed to map rbd/ns/db' "$d/err" || fail "no message for the failed line: $(cat "$d/err")"
+grep -q '1 of 4' "$d/err" || fail "no failure count: $(cat "$d/err")"
+say "one line failed: the others mapped, exit 3"
+
+printf '%s\n' rbd/vm1 rbd/ns/db vm2 rbd/golden@base >"$d/fail"
+run 1 map
+say "every line failed: exit 1"
+: >"$d/fail"
+
+# No mapper: a clear message, exit 1, nothing run.  First RBDX naming a
+# missing file, then (as at boot) RBDX unset, nothing at the configured
+# path and no rbdx on PATH, unless this machine has the mapper installed.
+rc=0
+RBDXTAB=$d/tab RBDX=$d/none/rbdx "$script" map 2>"$d/err" || rc=$?
+[ $rc -eq 1 ] || fail "RBDX naming a missing file gave exit $rc"
+grep -q "cannot map the 4 image(s) listed in $d/tab: the rbdx mapper RBDX=$d/none/rbdx is not an executable file" "$d/err" ||
+  fail "unclear message for a missing RBDX: $(cat "$d/err")"
+configured=$(sed -n 's/^  if \[ -x "\(.*\)" \]; then$/\1/p' "$script")
+[ -n "$configured" ] || fail "cannot find the configured mapper path in $script"
+if [ ! -x "$configured" ] && ! PATH=/usr/sbin:/usr/bin:/sbin:/bin command -v rbdx >/dev/null; then
+  rc=0
+  env -u RBDX RBDXTAB="$d/tab" PATH=/usr/sbin:/usr/bin:/sbin:/bin "$script" map 2>"$d/err" || rc=$?
+  [ $rc -eq 1 ] || fail "a missing mapper gave exit $rc"
+  grep -q "cannot map the 4 image(s) listed in $d/tab: the rbdx mapper is not installed (looked for $configured and for rbdx on PATH" "$d/err" ||
+    fail "unclear message for a missing mapper: $(cat "$d/err")"
+  say "missing mapper: $(cat "$d/err")"
+
+  # The mapper is found on PATH when RBDX is unset.
+  : >"$d/calls"
+  env -u RBDX RBDXTAB="$d/tab" PATH="$d/bin:/usr/bin:/bin" "$script" map 2>"$d/err" ||
+    fail "mapper on PATH not used: $(cat "$d/err")"
+  [ "$(wc -l <"$d/calls")" -eq 4 ] || fail "mapper on PATH called $(wc -l <"$d/calls") times"
+else
+  say "an rbdx mapper is installed here: not checking the not-installed message"
+fi
+
+# Nothing to do: no table, an empty table; neither needs the mapper.
+for tab in "$d/missing-tab" /dev/null; do
+  rc=0
+  RBDXTAB=$tab RBDX=$d/none/rbdx "$script" map 2>"$d/err" || rc=$?
+  [ $rc -eq 0 ] || fail "table $tab: exit $rc: $(cat "$d/err")"
+  grep -q 'nothing to map' "$d/err" || fail "table $tab: $(cat "$d/err")"
+done
+
+printf '%s\n' 'rbd/vm1 id=nbd' 'id=nbd rbd/vm2' >"$d/tab"
+run 1 map
+grep -q "$d/tab:2: the line must start with the image spec" "$d/err" ||
+  fail "bad line not reported: $(cat "$d/err")"
+[ -s "$d/calls" ] && fail "a table with a bad line was partly mapped"
+
+run 2 frobnicate
+run 2
+say "bad line: exit 1 before mapping; bad usage: exit 2"
