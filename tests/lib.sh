@@ -25,6 +25,7 @@ _state=$(mktemp -d "/tmp/rbdx-$test_name-state.XXXXXX")
 : >"$_state/images"
 : >"$_state/pidfiles"
 : >"$_state/dirs"
+: >"$_state/atexit"
 
 skip() { echo "SKIP: $test_name: $*" >&2; exit 77; }
 fail() { echo "FAIL: $test_name: $*" >&2; exit 1; }
@@ -49,11 +50,14 @@ requires_cluster() {
 
 _cleanup() {
   local rc=$? p i
+  local -a hooks=()
   set +e
+  mapfile -d '' -t hooks <"$_state/atexit"
+  for ((i = ${#hooks[@]} - 1; i >= 0; i--)); do eval "${hooks[i]}"; done
   while read -r p; do
     if [ -s "$p" ]; then
       kill "$(cat "$p")" 2>/dev/null
-      for i in $(seq 50); do kill -0 "$(cat "$p")" 2>/dev/null || break; sleep 0.1; done
+      wait_for 5 exited "$(cat "$p")"
       kill -9 "$(cat "$p")" 2>/dev/null
     fi
   done <"$_state/pidfiles"
@@ -72,6 +76,24 @@ for s in json.load(sys.stdin): print(s["name"])' 2>/dev/null); do
 }
 trap _cleanup EXIT
 trap 'exit 130' INT TERM
+
+# at_exit CMD: run the shell command CMD (with eval) at exit, before the
+# servers and images are removed; the last registered runs first.
+at_exit() { printf '%s\0' "$1" >>"$_state/atexit"; }
+
+# wait_for SECONDS CMD...: run CMD every 0.1 s until it succeeds; return
+# 1 if it still fails after SECONDS (it runs at least once).
+wait_for() {
+  local end=$((${EPOCHREALTIME/[.,]/} + $1 * 1000000))
+  shift
+  until "$@"; do
+    [ "${EPOCHREALTIME/[.,]/}" -lt "$end" ] || return 1
+    sleep 0.1
+  done
+}
+
+# exited PID: the process has gone.
+exited() { ! kill -0 "$1" 2>/dev/null; }
 
 # tmpdir: a scratch directory removed at exit (printed).
 tmpdir() {
@@ -120,21 +142,83 @@ serve() {
 
 # stop_server SOCKET: stop a server started by serve and wait for it.
 stop_server() {
-  local pidfile="$1.pid" pid i
+  local pidfile="$1.pid" pid
   [ -s "$pidfile" ] || return 0
   pid=$(cat "$pidfile")
   kill "$pid" 2>/dev/null || true
-  for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  wait_for 10 exited "$pid" || true
   rm -f "$pidfile"
+}
+
+# with_export [NBDKIT-OPTIONS...] PLUGIN-ARGS... COMMAND: run the shell
+# command COMMAND under `nbdkit -U - ... --run`, $uri naming an rbdx
+# export (PLUGIN-ARGS: the image and key=value parameters; the leading
+# arguments that start with '-' are nbdkit's); returns COMMAND's status.
+with_export() {
+  local -a opts=()
+  while [ $# -gt 2 ] && [[ $1 == -* ]]; do opts+=("$1"); shift; done
+  nbdkit -U - "${opts[@]}" "$RBDX_PLUGIN" "${@:1:$#-1}" --run "${!#}"
+}
+
+# test_prog DIR/NAME: path of the C test program built from tests/DIR.
+test_prog() {
+  local p=$RBDX_BUILD/tests/$1
+  [ -x "$p" ] || fail "test program not built: $p"
+  echo "$p"
 }
 
 # uri SOCKET [EXPORT]: the nbd+unix URI of a socket.
 uri() { echo "nbd+unix:///${2:-}?socket=$1"; }
 
+# image_size IMAGE: the image's size in bytes (rbd info).
+image_size() {
+  rbd info --format json "$1" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["size"])'
+}
+
+# import_into IMAGE FILE [RBD-IMPORT-OPTIONS...]: re-create IMAGE (made by
+# new_image, so removed at exit) from FILE with `rbd import`: FILE's size
+# and bytes, default features unless options say otherwise.
+import_into() {
+  local img=$1 file=$2
+  shift 2
+  rbd rm --no-progress "$img" >/dev/null
+  rbd import --no-progress "$@" "$file" "$img" >/dev/null
+}
+
 # watchers IMAGE: number of watchers rbd status shows.
 watchers() { rbd status "$1" --format json | python3 -c 'import json,sys; print(len(json.load(sys.stdin).get("watchers",[])))'; }
 
-# pattern_file PATH SIZE BYTE: a file of SIZE bytes all equal to BYTE (hex).
-pattern_file() {
-  head -c "$2" /dev/zero | tr '\0' "\\$(printf '%03o' "0x$3")" >"$1"
+# lock_owners IMAGE: "N OWNER..." from rbd lock ls (OWNER = locker/cookie).
+lock_owners() {
+  rbd lock ls --format json "$1" | python3 -c '
+import json, sys
+ls = json.load(sys.stdin)
+print(len(ls), *["%s/%s" % (l["locker"], l["id"].replace(" ", "_")) for l in ls])'
 }
+
+# unwatched IMAGE / unlocked IMAGE / unused IMAGE: no watcher / no lock /
+# neither on IMAGE.
+unwatched() { [ "$(watchers "$1" 2>/dev/null)" = 0 ]; }
+unlocked() { [ "$(lock_owners "$1" 2>/dev/null)" = 0 ]; }
+unused() { unwatched "$1" && unlocked "$1"; }
+
+# released IMAGE WHAT [SECONDS]: fail unless IMAGE is unused, at once or
+# within SECONDS; WHAT says after what.
+released() {
+  wait_for "${3:-0}" unused "$1" ||
+    fail "$2: $(watchers "$1") watcher(s) and lock(s) '$(lock_owners "$1")'" \
+      "left on $1: $(rbd status "$1")"
+}
+
+# pattern_file PATH SIZE BYTE: a file of SIZE bytes all equal to BYTE (hex).
+pattern_file() { _bytes "$2" "$3" >"$1"; }
+
+# put_pattern FILE OFFSET LENGTH BYTE: overwrite LENGTH bytes of FILE at
+# OFFSET with BYTE (hex), as `qemu-io -c 'write -P 0xBYTE ...'` does.
+put_pattern() {
+  _bytes "$3" "$4" |
+    dd of="$1" bs=64K seek="$2" oflag=seek_bytes conv=notrunc status=none
+}
+
+_bytes() { head -c "$1" /dev/zero | tr '\0' "\\$(printf '%03o' "0x$2")"; }

@@ -10,7 +10,7 @@
  *
  * Usage: bounds URI
  */
-#include "check.h"
+#include "nbd-check.h"
 
 int
 main (int argc, char *argv[])
@@ -20,11 +20,7 @@ main (int argc, char *argv[])
   int64_t size;
   int r;
 
-  check_prog = "bounds";
-  if (argc != 2) {
-    fprintf (stderr, "usage: bounds URI\n");
-    return 2;
-  }
+  check_args (argv, argc == 2, "URI");
   h = connect_to (argv[1], false);
   OK (nbd_set_strict_mode (h, 0));
   size = nbd_get_size (h);

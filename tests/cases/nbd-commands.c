@@ -19,7 +19,7 @@
  *     against an in-memory shadow of the image, and writes the shadow
  *     to OUT for the caller to compare with `rbd export`.
  */
-#include "check.h"
+#include "nbd-check.h"
 
 #define OBJ (4 * MiB)
 
@@ -260,7 +260,7 @@ main (int argc, char *argv[])
   struct nbd_handle *h;
   const char *mode, *uri, *spec;
 
-  check_prog = "nbd-commands";
+  check_name (argv[0]);
   if (argc < 4)
     goto usage;
   mode = argv[1]; uri = argv[2]; spec = argv[3];

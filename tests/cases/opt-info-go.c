@@ -18,7 +18,7 @@
  *      reuse what INFO opened), the connection is still negotiating,
  *      and GO SPEC then works.
  */
-#include "check.h"
+#include "nbd-check.h"
 
 static const char *uri, *spec;
 static int64_t size;
@@ -95,11 +95,7 @@ main (int argc, char *argv[])
 {
   struct nbd_handle *h;
 
-  check_prog = "opt-info-go";
-  if (argc != 5) {
-    fprintf (stderr, "usage: opt-info-go URI SPEC SIZE READ_ONLY\n");
-    return 2;
-  }
+  check_args (argv, argc == 5, "URI SPEC SIZE READ_ONLY");
   uri = argv[1];
   spec = argv[2];
   size = strtoll (argv[3], NULL, 10);

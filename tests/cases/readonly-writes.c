@@ -11,7 +11,7 @@
  *
  * Usage: readonly-writes URI
  */
-#include "check.h"
+#include "nbd-check.h"
 
 #define LEN (64 * KiB)
 
@@ -32,11 +32,7 @@ read_unchanged (const char *after)
 int
 main (int argc, char *argv[])
 {
-  check_prog = "readonly-writes";
-  if (argc != 2) {
-    fprintf (stderr, "usage: readonly-writes URI\n");
-    return 2;
-  }
+  check_args (argv, argc == 2, "URI");
   h = connect_to (argv[1], false);
   EQ (nbd_is_read_only (h), 1);
   OK (nbd_set_strict_mode (h, 0));

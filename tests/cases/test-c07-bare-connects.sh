@@ -5,11 +5,10 @@
 # after NBD_OPT_GO, never at accept); a normal client is served
 # meanwhile and afterwards.
 . "$RBDX_TESTS/lib.sh"
-. "$RBDX_TESTS/cases/cases-lib.sh"
 requires_cluster
 requires nbdsh nbdinfo
-keep img new_image 24M
-keep d tmpdir
+img=$(new_image 24M)
+d=$(tmpdir)
 
 # nbdkit on a free 127.0.0.1 port: try random ones until one binds.
 port=
@@ -71,10 +70,6 @@ kill -0 "$(cat "$d/tcp.pid")" || fail "nbdkit died"
 [ "$(nbdinfo --size "nbd://127.0.0.1:$port")" = 25165824 ] ||
   fail "a normal client failed after the bare connects"
 # Both normal clients have gone: their watches go too.
-for i in $(seq 100); do
-  [ "$(watchers "$img")" = 0 ] && break
-  sleep 0.1
-done
-[ "$(watchers "$img")" = 0 ] ||
+wait_for 10 unwatched "$img" ||
   fail "watchers left after every client disconnected: $(rbd status "$img")"
 stop_server "$d/tcp"

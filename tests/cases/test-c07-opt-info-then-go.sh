@@ -7,18 +7,16 @@
 # INFO must fail.  Run on a writable and on a read-only (-r) server so
 # the flags GO reports differ between the runs.
 . "$RBDX_TESTS/lib.sh"
-. "$RBDX_TESTS/cases/cases-lib.sh"
 requires_cluster
-prog=$RBDX_BUILD/tests/cases/opt-info-go
+prog=$(test_prog cases/opt-info-go)
 
-keep img new_image 24M
-size=$(rbd info --format json "$img" |
-       python3 -c 'import json,sys; print(json.load(sys.stdin)["size"])')
+img=$(new_image 24M)
+size=$(image_size "$img")
 [ "$size" = 25165824 ] || fail "rbd info says $img has $size bytes"
 
 say "writable server"
-nbdkit -U - "$RBDX_PLUGIN" "$img" --run "$prog \$uri $img $size 0" ||
+with_export "$img" "$prog \$uri $img $size 0" ||
   fail "INFO then GO on a writable export"
 say "read-only server (nbdkit -r)"
-nbdkit -r -U - "$RBDX_PLUGIN" "$img" --run "$prog \$uri $img $size 1" ||
+with_export -r "$img" "$prog \$uri $img $size 1" ||
   fail "INFO then GO on a read-only export"

@@ -4,10 +4,8 @@
 # 0xFFFFF000 bytes at 4 GiB: the bytes at 3 GiB read as zero, no
 # overflow, no disconnect (C program zero-huge).
 . "$RBDX_TESTS/lib.sh"
-. "$RBDX_TESTS/cases/cases-lib.sh"
 requires_cluster
-keep img new_image 8G
+img=$(new_image 8G)
 
-nbdkit -U - "$RBDX_PLUGIN" "$img" \
-  --run "$RBDX_BUILD/tests/cases/zero-huge \$uri" ||
-  fail "zero-huge failed"
+prog=$(test_prog cases/zero-huge)
+with_export "$img" "$prog \$uri" || fail "zero-huge failed"

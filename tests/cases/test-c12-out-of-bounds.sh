@@ -5,13 +5,12 @@
 # disconnect (C program bounds).  The image's tail is checked with
 # `rbd export` afterwards: the refused write changed nothing.
 . "$RBDX_TESTS/lib.sh"
-. "$RBDX_TESTS/cases/cases-lib.sh"
 requires_cluster
-keep d tmpdir
-keep img new_image 8M
+d=$(tmpdir)
+img=$(new_image 8M)
 
-nbdkit -U - "$RBDX_PLUGIN" "$img" \
-  --run "$RBDX_BUILD/tests/cases/bounds \$uri" || fail "bounds failed"
+prog=$(test_prog cases/bounds)
+with_export "$img" "$prog \$uri" || fail "bounds failed"
 rbd export --no-progress "$img" "$d/exported" >/dev/null
 [ "$(stat -c %s "$d/exported")" = $((8 << 20)) ] || fail "image size changed"
 if tail -c 2048 "$d/exported" | od -An -tx1 | grep -q ' ee ee ee ee'; then

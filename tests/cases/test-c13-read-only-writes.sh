@@ -6,23 +6,20 @@
 # (C program readonly-writes).  `rbd export` shows the image and the
 # snapshot unchanged.
 . "$RBDX_TESTS/lib.sh"
-. "$RBDX_TESTS/cases/cases-lib.sh"
 requires_cluster
-keep d tmpdir
-keep img new_image 8M
+d=$(tmpdir)
+img=$(new_image 8M)
 truncate -s 8M "$d/seed"
-pattern_file "$d/5a" $((128 << 10)) 5a
-dd if="$d/5a" of="$d/seed" conv=notrunc status=none
+put_pattern "$d/seed" 0 $((128 << 10)) 5a
 import_into "$img" "$d/seed"
 rbd snap create --no-progress "$img@snap" >/dev/null
 
+prog=$(test_prog cases/readonly-writes)
 say "export $img@snap"
-nbdkit -U - "$RBDX_PLUGIN" "$img@snap" \
-  --run "$RBDX_BUILD/tests/cases/readonly-writes \$uri" ||
+with_export "$img@snap" "$prog \$uri" ||
   fail "readonly-writes failed on $img@snap"
 say "export $img with nbdkit -r"
-nbdkit -r -U - "$RBDX_PLUGIN" "$img" \
-  --run "$RBDX_BUILD/tests/cases/readonly-writes \$uri" ||
+with_export -r "$img" "$prog \$uri" ||
   fail "readonly-writes failed on nbdkit -r"
 
 for s in "$img" "$img@snap"; do

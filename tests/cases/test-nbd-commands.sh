@@ -15,18 +15,16 @@
 #   --image-feature layering (no exclusive-lock), writable     -> yes
 # can_write is false for nbdkit -r and for image@snap.
 . "$RBDX_TESTS/lib.sh"
-. "$RBDX_TESTS/cases/cases-lib.sh"
 requires_cluster
-prog=$RBDX_BUILD/tests/cases/nbd-commands
-keep d tmpdir
+prog=$(test_prog cases/nbd-commands)
+d=$(tmpdir)
 
 # Default features, 24 MiB = 6 objects; data only in object 3.
 truncate -s 24M "$d/seed"
-pattern_file "$d/c3" 65536 c3
-dd if="$d/c3" of="$d/seed" bs=64K seek=192 conv=notrunc status=none
+put_pattern "$d/seed" $((12 << 20)) 65536 c3
 
 for writers in per-connection auto; do
-  keep img new_image 24M
+  img=$(new_image 24M)
   import_into "$img" "$d/seed"
   rbd info "$img" | grep -q 'features:.*exclusive-lock.*fast-diff' ||
     fail "$img lacks the default features: $(rbd info "$img" | grep features)"
@@ -35,8 +33,8 @@ for writers in per-connection auto; do
   rbd snap create --no-progress "$img@s1" >/dev/null
 
   say "all commands on writable $img, writers=$writers (multi-conn $mc)"
-  nbdkit -U - "$RBDX_PLUGIN" "$img" writers=$writers \
-    --run "$prog full \$uri $img $mc $d/seed $d/expected" ||
+  with_export "$img" writers=$writers \
+    "$prog full \$uri $img $mc $d/seed $d/expected" ||
     fail "nbd-commands full failed (writers=$writers)"
   rbd export --no-progress "$img" "$d/exported" >/dev/null
   cmp "$d/exported" "$d/expected" ||
@@ -46,17 +44,15 @@ for writers in per-connection auto; do
 done
 
 say "read-only properties: nbdkit -r $img"
-nbdkit -r -U - "$RBDX_PLUGIN" "$img" \
-  --run "$prog props \$uri $img 0 1 $d/expected" ||
+with_export -r "$img" "$prog props \$uri $img 0 1 $d/expected" ||
   fail "nbdkit -r: wrong properties or contents"
 
 # The head has changed since the snapshot: it must still read as seeded.
 say "read-only properties: $img@s1"
-nbdkit -U - "$RBDX_PLUGIN" "$img@s1" \
-  --run "$prog props \$uri $img@s1 0 1 $d/seed" ||
+with_export "$img@s1" "$prog props \$uri $img@s1 0 1 $d/seed" ||
   fail "$img@s1: wrong properties or contents"
 
 say "writable properties: --image-feature layering"
-keep img2 new_image 8M --image-feature layering
-nbdkit -U - "$RBDX_PLUGIN" "$img2" --run "$prog props \$uri $img2 1 1" ||
+img2=$(new_image 8M --image-feature layering)
+with_export "$img2" "$prog props \$uri $img2 1 1" ||
   fail "layering-only image: wrong properties"

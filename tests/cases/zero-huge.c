@@ -9,12 +9,26 @@
  *
  * Usage: zero-huge URI
  */
-#include "check.h"
+#include "nbd-check.h"
 
 #define SIZE     (8 * GiB)
 #define LEN      UINT64_C (0xFFFFF000)
 
 struct marker { uint64_t off; int byte; bool zeroed; const char *what; };
+
+/* Each marker reads as zeros if ZEROED, else still as its BYTE. */
+static void
+check_markers (struct nbd_handle *h, const struct marker *m, size_t n)
+{
+  unsigned char buf[512], want[512];
+  size_t i;
+
+  for (i = 0; i < n; i++) {
+    memset (want, m[i].zeroed ? 0 : m[i].byte, sizeof want);
+    OK (nbd_pread (h, buf, sizeof buf, m[i].off, 0));
+    SAME (buf, want, sizeof buf, m[i].off, m[i].what);
+  }
+}
 
 int
 main (int argc, char *argv[])
@@ -28,16 +42,12 @@ main (int argc, char *argv[])
     { 4 * GiB + LEN, 0x88, false, "just past the trimmed range" },
   };
   const size_t n = sizeof m / sizeof m[0];
-  unsigned char buf[512], want[512];
+  unsigned char buf[512];
   struct nbd_handle *h;
   double t;
   size_t i;
 
-  check_prog = "zero-huge";
-  if (argc != 2) {
-    fprintf (stderr, "usage: zero-huge URI\n");
-    return 2;
-  }
+  check_args (argv, argc == 2, "URI");
   h = connect_to (argv[1], false);
   EQ (nbd_get_size (h), SIZE);
 
@@ -51,11 +61,7 @@ main (int argc, char *argv[])
   fprintf (stderr, "zero-huge: WRITE_ZEROES 0xFFFFF000 @ 0 took %.2f s\n",
            now_s () - t);
   ALIVE (h);
-  for (i = 0; i < n; i++) {
-    memset (want, m[i].zeroed ? 0 : m[i].byte, sizeof want);
-    OK (nbd_pread (h, buf, sizeof buf, m[i].off, 0));
-    SAME (buf, want, sizeof buf, m[i].off, m[i].what);
-  }
+  check_markers (h, m, n);
 
   t = now_s ();
   OK (nbd_trim (h, LEN, 4 * GiB, 0));
@@ -63,11 +69,7 @@ main (int argc, char *argv[])
            now_s () - t);
   ALIVE (h);
   /* TRIM may leave data in its range; outside it nothing may change. */
-  for (i = 0; i < n; i++) {
-    memset (want, m[i].zeroed ? 0 : m[i].byte, sizeof want);
-    OK (nbd_pread (h, buf, sizeof buf, m[i].off, 0));
-    SAME (buf, want, sizeof buf, m[i].off, m[i].what);
-  }
+  check_markers (h, m, n);
 
   OK (nbd_flush (h, 0));
   EQ (nbd_get_size (h), SIZE);

@@ -12,7 +12,7 @@
  * Usage: zero-unaligned URI OUT
  *   Writes the expected image to OUT for comparison with `rbd export`.
  */
-#include "check.h"
+#include "nbd-check.h"
 
 #define SIZE (8 * MiB)
 #define FAST_LIMIT 2.0          /* seconds: "fast" on a loaded CI host */
@@ -47,11 +47,7 @@ main (int argc, char *argv[])
   struct nbd_handle *h;
   unsigned char *shadow;
 
-  check_prog = "zero-unaligned";
-  if (argc != 3) {
-    fprintf (stderr, "usage: zero-unaligned URI OUT\n");
-    return 2;
-  }
+  check_args (argv, argc == 3, "URI OUT");
   h = connect_to (argv[1], false);
   EQ (nbd_get_size (h), SIZE);
   EQ (nbd_can_zero (h), 1);

@@ -32,27 +32,27 @@ def tile(kind, exts, size):
     for e in out:
         print("%d %d %s" % tuple(e))
 
-mode, path, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
-exts = []
-if mode == "nbdinfo":
-    # nbdinfo --map: "START LENGTH TYPE DESCRIPTION"
+def rows(kind, path):
+    """The 4-field lines of nbdinfo output, split."""
     for line in open(path):
         f = line.split()
         if not f:
             continue
         if len(f) != 4:
-            sys.exit("nbdinfo: unexpected line: %r" % line)
+            sys.exit("%s: unexpected line: %r" % (kind, line))
+        yield f
+
+mode, path, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
+exts = []
+if mode == "nbdinfo":
+    # nbdinfo --map: "START LENGTH TYPE DESCRIPTION"
+    for f in rows("nbdinfo", path):
         exts.append((int(f[0]), int(f[1]), f[3]))
     tile("nbdinfo --map", exts, size)
 elif mode == "totals":
     # nbdinfo --map --totals: "BYTES PERCENT% TYPE DESCRIPTION"
     total = 0
-    for line in open(path):
-        f = line.split()
-        if not f:
-            continue
-        if len(f) != 4:
-            sys.exit("nbdinfo --totals: unexpected line: %r" % line)
+    for f in rows("nbdinfo --totals", path):
         total += int(f[0])
         print("%d %s" % (int(f[0]), f[3]))
     if total != size:
@@ -89,21 +89,4 @@ expect_same() {
     printf '%s: expected:\n%s\ngot:\n%s\n' "$1" "$2" "$3" >&2
     fail "$1 differs from the expected result"
   fi
-}
-
-# put_pattern FILE OFFSET LENGTH BYTE: overwrite LENGTH bytes of FILE at
-# OFFSET with BYTE (hex), the way `qemu-io -c 'write -P 0xBYTE ...'` does.
-put_pattern() {
-  head -c "$3" /dev/zero | tr '\0' "\\$(printf '%03o' "0x$4")" |
-    dd of="$1" bs=64K seek="$2" oflag=seek_bytes conv=notrunc status=none
-}
-
-# with_export [NBDKIT-OPTIONS...] IMAGE COMMAND: run the shell command
-# COMMAND under `nbdkit -U - ... --run` with $uri naming an rbdx export
-# of IMAGE (nbdkit's own variable); nbdkit exits with the command and
-# returns its status.  nbdkit's stderr goes where this function's stderr
-# goes (so `with_export -v ... 2>LOG` captures its debug log).
-with_export() {
-  local n=$#
-  nbdkit -U - "${@:1:n-2}" "$RBDX_PLUGIN" "${@:n-1:1}" --run "${@:n:1}"
 }

@@ -18,7 +18,7 @@ requires nbdcopy nbdinfo qemu-img cmp
 d=$(tmpdir)
 size=1000
 img=$(new_image "${size}B")
-[ "$(rbd info --format json "$img" | python3 -c 'import json,sys; print(json.load(sys.stdin)["size"])')" = "$size" ] ||
+[ "$(image_size "$img")" = "$size" ] ||
   fail "rbd create --size ${size}B did not make a $size-byte image"
 head -c "$size" /dev/urandom >"$d/src"
 

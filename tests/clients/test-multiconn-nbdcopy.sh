@@ -29,32 +29,31 @@ can_multi_conn() {
     python3 -c 'import json,sys; print(str(json.load(sys.stdin)["exports"][0]["can_multi_conn"]).lower())'
 }
 
-# connections LOG: how many connections rbdx opened (nbdkit -v log).
-connections() { grep -c 'debug: rbdx: opened ' "$1" || true; }
+# copy4 LABEL WHAT SPEC ARGS...: under nbdkit -v serving SPEC, nbdcopy
+# ARGS ($uri: the export) with 4 connections, 4 threads and 16 requests
+# each; fail unless it worked and rbdx opened 4 connections.
+copy4() {
+  local log="$d/$1.log" what=$2 spec=$3 n
+  shift 3
+  say "nbdcopy --connections=4 --threads=4 --requests=16: $what"
+  with_export -v "$spec" \
+    "nbdcopy --connections=4 --threads=4 --requests=16 $*" 2>"$log" ||
+    { tail -20 "$log" >&2; fail "nbdcopy $what failed"; }
+  n=$(grep -c 'debug: rbdx: opened ' "$log" || true)
+  [ "$n" = 4 ] || fail "nbdcopy $what used $n connections, expected 4"
+}
 
 say "writable export of a layering-only image: multi-conn"
 got=$(can_multi_conn "$img") || fail "nbdinfo failed"
 expect_same "can_multi_conn (writable, no exclusive-lock)" true "$got"
-
-say "nbdcopy --connections=4 --threads=4 --requests=16: file -> export"
-with_export -v "$img" \
-  "nbdcopy --connections=4 --threads=4 --requests=16 --flush '$d/src' \$uri" \
-  2>"$d/in.log" || { tail -20 "$d/in.log" >&2; fail "nbdcopy file -> export failed"; }
-n=$(connections "$d/in.log")
-[ "$n" = 4 ] || fail "nbdcopy into the export used $n connections, expected 4"
+copy4 in "file -> export" "$img" --flush "'$d/src'" "\$uri"
 
 rbd snap create --no-progress "$img@copy" >&2
 
 say "read-only snapshot export: multi-conn"
 got=$(can_multi_conn "$img@copy") || fail "nbdinfo failed"
 expect_same "can_multi_conn (snapshot)" true "$got"
-
-say "nbdcopy --connections=4 --threads=4 --requests=16: snapshot export -> file"
-with_export -v "$img@copy" \
-  "nbdcopy --connections=4 --threads=4 --requests=16 \$uri '$d/out'" \
-  2>"$d/out.log" || { tail -20 "$d/out.log" >&2; fail "nbdcopy export -> file failed"; }
-n=$(connections "$d/out.log")
-[ "$n" = 4 ] || fail "nbdcopy out of the snapshot used $n connections, expected 4"
+copy4 out "snapshot export -> file" "$img@copy" "\$uri" "'$d/out'"
 
 cmp "$d/src" "$d/out" || fail "data copied in and out with 4 connections differs"
 say "ok"

@@ -8,7 +8,6 @@
 # Covers: WRITE / WRITE_ZEROES (rbdx_pwrite, rbdx_zero), NBD
 # doc/proto.md "NBD_CMD_WRITE", "NBD_CMD_WRITE_ZEROES".
 . "$RBDX_TESTS/lib.sh"
-. "$RBDX_TESTS/clients/common.sh"
 requires_cluster
 requires nbdcopy qemu-io cmp
 

@@ -7,7 +7,6 @@
 # Covers: READ (plugin/rbdx.c rbdx_pread), NBD doc/proto.md
 # "NBD_CMD_READ"; structured replies as used by nbdcopy and qemu.
 . "$RBDX_TESTS/lib.sh"
-. "$RBDX_TESTS/clients/common.sh"
 requires_cluster
 requires nbdcopy qemu-img cmp
 
@@ -15,11 +14,9 @@ d=$(tmpdir)
 size=$((12 * 1024 * 1024 + 12345))
 head -c "$size" /dev/urandom >"$d/src"
 
-# rbd import creates the image itself.
-img=rbd/t-${test_name}-$$
-own_image "$img"
-rbd import --no-progress "$d/src" "$img" >&2
-[ "$(rbd info --format json "$img" | python3 -c 'import json,sys; print(json.load(sys.stdin)["size"])')" = "$size" ] ||
+img=$(new_image 1M)
+import_into "$img" "$d/src"
+[ "$(image_size "$img")" = "$size" ] ||
   fail "rbd import made an image of the wrong size"
 
 serve "$d/sock" -r -- "$img"

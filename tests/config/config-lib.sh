@@ -14,24 +14,9 @@
 #       tests/ceph-sandbox add-user) and set USER_KEYRING to its keyring
 #       path; the user and the keyring are removed at exit.  Skips the
 #       test when CEPH_CONF is not a ceph-sandbox cluster.
-#   cfg_atexit CMD
-#       run CMD (with eval) at exit, before lib.sh's cleanup removes the
-#       images; commands run in reverse order of registration.
 #   CFG_SCRATCH: a scratch directory removed at exit.
 
 CFG_SCRATCH=$(tmpdir)
-_cfg_atexit=()
-
-cfg_atexit() { _cfg_atexit+=("$1"); }
-
-_cfg_run_atexit() {
-  local i
-  for ((i = ${#_cfg_atexit[@]} - 1; i >= 0; i--)); do
-    eval "${_cfg_atexit[i]}" || true
-  done
-}
-# Chain our exit work in front of lib.sh's, keeping the exit status.
-trap '_cfg_rc=$?; set +e; _cfg_run_atexit; (exit $_cfg_rc); _cleanup' EXIT
 
 # _cfg_since T0: seconds (2 decimals) since $EPOCHREALTIME was T0.
 _cfg_since() {
@@ -85,7 +70,7 @@ sandbox_user() {
   requires ceph
   "$RBDX_TESTS/ceph-sandbox" status "$dir" >/dev/null 2>&1 ||
     skip "CEPH_CONF is not a tests/ceph-sandbox cluster (cannot add users)"
-  cfg_atexit "timeout 30 ceph auth rm client.$name >/dev/null 2>&1;
+  at_exit "timeout 30 ceph auth rm client.$name >/dev/null 2>&1;
     rm -f $dir/ceph.client.$name.keyring"
   USER_KEYRING=$("$RBDX_TESTS/ceph-sandbox" add-user "$dir" "$name" "$@") ||
     fail "ceph-sandbox add-user $name failed"

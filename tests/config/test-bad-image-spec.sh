@@ -49,8 +49,8 @@ grep -qF "export=\"$img\"" "$CFG_SCRATCH/stdout" ||
 # An image inside a namespace, served as pool/namespace/image.
 rbd namespace create "rbd/$ns"
 nsimg="rbd/$ns/img"
-cfg_atexit "rbd namespace rm rbd/$ns >/dev/null 2>&1"
-cfg_atexit "rbd rm --no-progress $nsimg >/dev/null 2>&1"
+at_exit "rbd namespace rm rbd/$ns >/dev/null 2>&1"
+at_exit "rbd rm --no-progress $nsimg >/dev/null 2>&1"
 rbd create --no-progress --size 8M "$nsimg"
 refused "image 'rbd/$ns/nosuch'" "does not exist" -- "rbd/$ns/nosuch"
 served 'qemu-io -f raw -c "write -P 0x5e 4096 64k" -c "read -P 0x5e 4096 64k" "$uri"' \

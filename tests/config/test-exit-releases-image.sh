@@ -16,24 +16,12 @@ requires qemu-io nbdsh
 
 img=$(new_image 16M)          # default features: exclusive-lock on
 
-# released WHAT: within 3 s, no watcher and no lock on $img.
-released() {
-  local w l
-  for _ in $(seq 30); do
-    w=$(watchers "$img")
-    l=$(rbd lock ls "$img" --format json)
-    [ "$w" -eq 0 ] && [ "$l" = "[]" ] && return 0
-    sleep 0.1
-  done
-  fail "after $1: $w watcher(s) and locks $l remain on $img: $(rbd status "$img")"
-}
-
 # (1) --run: the client disconnects, the command ends, nbdkit quits.
 for i in 1 2 3 4 5; do
   timeout 60 nbdkit -U - "$RBDX_PLUGIN" "$img" \
     --run "qemu-io -f raw -c 'write -P $i 0 4k' \"\$uri\"" >/dev/null ||
     fail "write $i failed"
-  released "nbdkit --run exit #$i"
+  released "$img" "after nbdkit --run exit #$i" 3
 done
 say "nbdkit --run left nothing behind (5 runs)"
 
@@ -48,9 +36,8 @@ open("'"$CFG_SCRATCH"'/wrote", "w").close()
 time.sleep(120)
 ' >/dev/null 2>&1 &
 client=$!
-cfg_atexit "kill $client 2>/dev/null"
-for _ in $(seq 100); do [ -e "$CFG_SCRATCH/wrote" ] && break; sleep 0.1; done
-[ -e "$CFG_SCRATCH/wrote" ] || fail "the client could not write"
+at_exit "kill $client 2>/dev/null"
+wait_for 10 test -e "$CFG_SCRATCH/wrote" || fail "the client could not write"
 [ "$(rbd lock ls "$img" --format json)" != "[]" ] ||
   fail "no exclusive lock while a client writes (test premise)"
 # nbdkit 1.32 keeps serving a connected client after SIGTERM and quits
@@ -59,10 +46,9 @@ kill "$SERVER_PID"
 sleep 0.5    # let the signal land before the client goes (no observable event)
 kill "$client" 2>/dev/null || true
 wait "$client" 2>/dev/null || true
-for _ in $(seq 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$SERVER_PID" 2>/dev/null &&
+wait_for 10 exited "$SERVER_PID" ||
   fail "nbdkit did not exit after SIGTERM and the client's disconnect"
-released "SIGTERM with a connected client"
+released "$img" "after SIGTERM with a connected client" 3
 
 # The next writer gets the image at once.
 t0=$EPOCHREALTIME

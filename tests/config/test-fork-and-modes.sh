@@ -42,11 +42,10 @@ daemon_run() {
   shift 2
   sock=$CFG_SCRATCH/$label.sock
   pidf=$CFG_SCRATCH/$label.pid
-  cfg_atexit "[ -s $pidf ] && kill \$(cat $pidf) 2>/dev/null"
+  at_exit "[ -s $pidf ] && kill \$(cat $pidf) 2>/dev/null"
   timeout 60 nbdkit -P "$pidf" -U "$sock" "$RBDX_PLUGIN" "$image" "$@" \
     </dev/null || fail "$label: nbdkit (background mode) exited with status $?"
-  for _ in $(seq 100); do [ -s "$pidf" ] && break; sleep 0.1; done
-  [ -s "$pidf" ] || fail "$label: the daemon wrote no PID file"
+  wait_for 10 test -s "$pidf" || fail "$label: the daemon wrote no PID file"
   dpid=$(cat "$pidf")
   kill -0 "$dpid" 2>/dev/null || fail "$label: the daemon (pid $dpid) is not running"
   [ -S "$sock" ] || fail "$label: the daemon's socket $sock is missing"
@@ -75,8 +74,8 @@ daemon_run() {
   kill -0 "$dpid" 2>/dev/null || fail "$label: the daemon died during I/O"
 
   kill "$dpid"
-  for _ in $(seq 100); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.1; done
-  kill -0 "$dpid" 2>/dev/null && fail "$label: the daemon did not exit on SIGTERM"
+  wait_for 10 exited "$dpid" ||
+    fail "$label: the daemon did not exit on SIGTERM"
   say "$label: daemon pid $dpid served and stopped"
 }
 

@@ -12,52 +12,23 @@
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 requires fio qemu-io nbdinfo
-. "$RBDX_TESTS/config/config-lib.sh"
+. "$RBDX_TESTS/fio/fio-lib.sh"
 
 img=$(new_image 128M --image-feature layering)
-job=$CFG_SCRATCH/snap.fio
-cat >"$job" <<'EOF'
-[global]
-ioengine=nbd
-uri=${NBD_URI}
-numjobs=4
-size=32m
-offset_increment=32m
-rw=write
-bsrange=4k-64k
-iodepth=8
-verify=crc32c
-verify_fatal=1
-randseed=4242
-verify_state_save=0
-[region]
-EOF
+fio_job 32m write 4242
 
-# run-fio.sh LABEL URI [FIO-OPTIONS...]: run the job on URI; succeeds
-# only with exit 0 and err=0 on all four jobs.
-cat >"$CFG_SCRATCH/run-fio.sh" <<EOF
-#!/bin/sh
-out="$CFG_SCRATCH/\$1.out"
-NBD_URI=\$2
-export NBD_URI
-shift 2
-cd "$CFG_SCRATCH" && fio "\$@" "$job" >"\$out" 2>&1 || exit 1
-[ "\$(grep -c 'err= 0' "\$out")" -eq 4 ] && ! grep -qE 'err= *[1-9]|verify(: bad| failed)' "\$out"
-EOF
-chmod +x "$CFG_SCRATCH/run-fio.sh"
-fio_out() { cat "$CFG_SCRATCH/$1.out"; }
-# verified LABEL: the run really read (and so verified) all 128 MiB.
-verified() {
-  grep -qE '^ *READ: .*io=128MiB' "$CFG_SCRATCH/$1.out" ||
+# snap_verify LABEL WHY: 4 connections verify all 128 MiB of the
+# snapshot; WHY says what a failed verify means.
+snap_verify() {
+  fio_serve "$1" "$img@s1" --verify_only || fail "$2: $(fio_out "$1")"
+  fio_did "$1" READ 128MiB ||
     fail "fio $1 did not read the 128 MiB back: $(fio_out "$1")"
 }
 
 # 1. Write the pattern through a writable export.
-timeout 120 nbdkit -U - "$RBDX_PLUGIN" "$img" \
-  --run "$CFG_SCRATCH/run-fio.sh write \"\$uri\" --do_verify=0" </dev/null ||
+fio_serve write "$img" --do_verify=0 ||
   fail "fio pattern write failed: $(fio_out write)"
-grep -qE '^ *WRITE: .*io=128MiB' "$CFG_SCRATCH/write.out" ||
-  fail "fio did not write 128 MiB: $(fio_out write)"
+fio_did write WRITE 128MiB || fail "fio did not write 128 MiB: $(fio_out write)"
 
 # 2. Snapshot, then change the head in every region.
 rbd snap create --no-progress "$img@s1"
@@ -67,39 +38,30 @@ timeout 60 nbdkit -U - "$RBDX_PLUGIN" "$img" --run 'qemu-io -f raw \
   fail "could not overwrite the head"
 
 # 3. The snapshot export: read-only, multi-conn, verifies.
-nbdkit -U - "$RBDX_PLUGIN" "$img@s1" --run 'nbdinfo "$uri"' \
-  >"$CFG_SCRATCH/info" || fail "nbdinfo on the snapshot failed"
-grep -q 'is_read_only: true' "$CFG_SCRATCH/info" ||
-  fail "the snapshot export is not read-only: $(cat "$CFG_SCRATCH/info")"
-grep -q 'can_multi_conn: true' "$CFG_SCRATCH/info" ||
+with_export "$img@s1" 'nbdinfo "$uri"' >"$FIO_DIR/info" ||
+  fail "nbdinfo on the snapshot failed"
+grep -q 'is_read_only: true' "$FIO_DIR/info" ||
+  fail "the snapshot export is not read-only: $(cat "$FIO_DIR/info")"
+grep -q 'can_multi_conn: true' "$FIO_DIR/info" ||
   fail "the snapshot export does not advertise multi-conn"
-timeout 120 nbdkit -U - "$RBDX_PLUGIN" "$img@s1" \
-  --run "$CFG_SCRATCH/run-fio.sh snapverify \"\$uri\" --verify_only" </dev/null ||
-  fail "verify of the snapshot failed: $(fio_out snapverify)"
-verified snapverify
+snap_verify snapverify "verify of the snapshot failed"
 say "4 connections verified $img@s1"
 
 # 4. Control: the head no longer verifies.
-if timeout 120 nbdkit -r -U - "$RBDX_PLUGIN" "$img" \
-     --run "$CFG_SCRATCH/run-fio.sh headverify \"\$uri\" --verify_only" </dev/null; then
+if fio_serve headverify -r "$img" --verify_only; then
   fail "the overwritten head verified too: the check proves nothing"
 fi
-grep -qE 'verify(: bad| failed)' "$CFG_SCRATCH/headverify.out" ||
+fio_bad_verify headverify ||
   fail "head verify failed for another reason: $(fio_out headverify)"
 
 # 5. Writes to the snapshot export fail with EPERM.  (libnbd refuses a
 # write to a read-only export on the client side with EPERM; the
 # server-side NBD_EPERM is case C13's test.)
-if timeout 60 nbdkit -U - "$RBDX_PLUGIN" "$img@s1" \
-     --run "$CFG_SCRATCH/run-fio.sh snapwrite \"\$uri\"" \
-     </dev/null; then
+if FIO_TIMEOUT=60 fio_serve snapwrite "$img@s1"; then
   fail "a fio write job against $img@s1 succeeded"
 fi
-grep -q 'err= *1 .*Operation not permitted' "$CFG_SCRATCH/snapwrite.out" ||
+grep -q 'err= *1 .*Operation not permitted' "$FIO_DIR/snapwrite.out" ||
   fail "the write failed without EPERM: $(fio_out snapwrite)"
 # ... and the snapshot is unchanged.
-timeout 120 nbdkit -U - "$RBDX_PLUGIN" "$img@s1" \
-  --run "$CFG_SCRATCH/run-fio.sh snapverify2 \"\$uri\" --verify_only" </dev/null ||
-  fail "the snapshot changed: $(fio_out snapverify2)"
-verified snapverify2
+snap_verify snapverify2 "the snapshot changed"
 say "ok"

@@ -20,9 +20,9 @@
  * holds on one connection is checked: FUA writes and flushes succeed on
  * A and on B, and each reads back its own write.
  */
-#include "mc.h"
+#include "nbd-check.h"
 
-#define LEN (4 * MC_KiB)
+#define LEN (4 * KiB)
 
 static unsigned char buf[LEN], pat[LEN];
 
@@ -32,16 +32,16 @@ expect_byte (struct nbd_handle *h, const char *who, uint64_t off, int byte,
 {
   char what[160];
 
-  MC_OK (nbd_pread (h, buf, LEN, off, 0));
+  OK (nbd_pread (h, buf, LEN, off, 0));
   snprintf (what, sizeof what, "%s: %s reads at %" PRIu64, step, who, off);
-  MC_ALL (buf, byte, LEN, off, what);
+  ALL (buf, byte, LEN, off, what);
 }
 
 static void
 write_byte (struct nbd_handle *h, uint64_t off, int byte, uint32_t flags)
 {
   memset (pat, byte, LEN);
-  MC_OK (nbd_pwrite (h, pat, LEN, off, flags));
+  OK (nbd_pwrite (h, pat, LEN, off, flags));
 }
 
 int
@@ -50,51 +50,47 @@ main (int argc, char *argv[])
   struct nbd_handle *a, *b, *c;
   int expect, round, early_new = 0;
 
-  mc_prog = "c01-multiconn-flush";
-  if (argc != 3) {
-    fprintf (stderr, "usage: %s URI EXPECT_MC\n", mc_prog);
-    return 2;
-  }
+  check_args (argv, argc == 3, "URI EXPECT_MC");
   expect = atoi (argv[2]);
-  a = mc_connect (argv[1], "A");
-  b = mc_connect (argv[1], "B");
-  c = mc_connect (argv[1], "C");
-  MC_EQ (nbd_can_multi_conn (a), expect);
-  MC_EQ (nbd_can_multi_conn (b), expect);
-  MC_EQ (nbd_can_multi_conn (c), expect);
-  MC_EQ (nbd_can_flush (a), 1);
-  MC_EQ (nbd_can_fua (a), 1);
+  a = connect_named (argv[1], "A");
+  b = connect_named (argv[1], "B");
+  c = connect_named (argv[1], "C");
+  EQ (nbd_can_multi_conn (a), expect);
+  EQ (nbd_can_multi_conn (b), expect);
+  EQ (nbd_can_multi_conn (c), expect);
+  EQ (nbd_can_flush (a), 1);
+  EQ (nbd_can_fua (a), 1);
 
   if (!expect) {
     write_byte (a, 0, 0x11, LIBNBD_CMD_FLAG_FUA);
-    MC_OK (nbd_flush (a, 0));
+    OK (nbd_flush (a, 0));
     expect_byte (a, "A", 0, 0x11, "no multi-conn, FUA write");
-    write_byte (b, 8 * MC_MiB, 0x22, LIBNBD_CMD_FLAG_FUA);
-    MC_OK (nbd_flush (b, 0));
-    MC_OK (nbd_flush (c, 0));
-    expect_byte (b, "B", 8 * MC_MiB, 0x22, "no multi-conn, FUA write");
-    write_byte (a, 4 * MC_MiB, 0x33, 0);
-    MC_OK (nbd_flush (a, 0));
-    expect_byte (a, "A", 4 * MC_MiB, 0x33, "no multi-conn, write+flush");
+    write_byte (b, 8 * MiB, 0x22, LIBNBD_CMD_FLAG_FUA);
+    OK (nbd_flush (b, 0));
+    OK (nbd_flush (c, 0));
+    expect_byte (b, "B", 8 * MiB, 0x22, "no multi-conn, FUA write");
+    write_byte (a, 4 * MiB, 0x33, 0);
+    OK (nbd_flush (a, 0));
+    expect_byte (a, "A", 4 * MiB, 0x33, "no multi-conn, write+flush");
   }
   else {
     for (round = 0; round < 8; round++) {
       /* 4 MiB objects by default: every round in another object, and
        * not always object-aligned. */
-      uint64_t off = (uint64_t) round * 4 * MC_MiB + (round % 2) * 12288;
+      uint64_t off = (uint64_t) round * 4 * MiB + (round % 2) * 12288;
       int x = 0xaa + round;    /* 0xAA in the first round, as in C01 */
 
       /* 1: write on A, read on B, flush on A, read on B. */
       write_byte (a, off, x, 0);
-      MC_OK (nbd_pread (b, buf, LEN, off, 0));
-      early_new += mc_first_diff (buf, x, LEN) < 0;
-      MC_OK (nbd_flush (a, 0));
+      OK (nbd_pread (b, buf, LEN, off, 0));
+      early_new += first_diff (buf, x, LEN) < 0;
+      OK (nbd_flush (a, 0));
       expect_byte (b, "B", off, x, "C01 write A, flush A");
 
       /* 2: write on A, flush on B, read on C. */
       expect_byte (c, "C", off, x, "C01 variant, before");
       write_byte (a, off, x ^ 0x0f, 0);
-      MC_OK (nbd_flush (b, 0));
+      OK (nbd_flush (b, 0));
       expect_byte (c, "C", off, x ^ 0x0f, "C01 variant write A, flush B");
 
       /* 3: FUA write on A: visible on B and C without a flush. */
@@ -103,17 +99,17 @@ main (int argc, char *argv[])
       expect_byte (c, "C", off, x ^ 0x50, "FUA write on A");
 
       /* 4: write zeroes on A, flush on C, read on B. */
-      MC_OK (nbd_zero (a, LEN, off, 0));
-      MC_OK (nbd_flush (c, 0));
+      OK (nbd_zero (a, LEN, off, 0));
+      OK (nbd_flush (c, 0));
       expect_byte (b, "B", off, 0, "write zeroes A, flush C");
     }
     printf ("%s: multi-conn held for 8 rounds (B saw A's write before "
-            "the flush in %d of 8)\n", mc_prog, early_new);
+            "the flush in %d of 8)\n", check_prog, early_new);
   }
 
-  MC_OK (nbd_shutdown (c, 0));
-  MC_OK (nbd_shutdown (b, 0));
-  MC_OK (nbd_shutdown (a, 0));
+  OK (nbd_shutdown (c, 0));
+  OK (nbd_shutdown (b, 0));
+  OK (nbd_shutdown (a, 0));
   nbd_close (c);
   nbd_close (b);
   nbd_close (a);

@@ -13,10 +13,10 @@
  *          a new connection reads the 64 regions: each holds its pattern.
  * The image must be at least 129 MiB.
  */
-#include "mc.h"
+#include "nbd-check.h"
 
 #define NWRITES 64
-#define WLEN (64 * MC_KiB)
+#define WLEN (64 * KiB)
 
 /* Write i starts 64 KiB after (2 i) MiB for even i and 32 KiB before
  * (2 i + 2) MiB for odd i: no two writes overlap, and every odd write
@@ -24,8 +24,8 @@
 static uint64_t
 offset_of (int i)
 {
-  return i % 2 ? (uint64_t) (i + 1) * 2 * MC_MiB - 32 * MC_KiB
-               : (uint64_t) i * 2 * MC_MiB + 64 * MC_KiB;
+  return i % 2 ? (uint64_t) (i + 1) * 2 * MiB - 32 * KiB
+               : (uint64_t) i * 2 * MiB + 64 * KiB;
 }
 
 static void
@@ -42,47 +42,39 @@ main (int argc, char *argv[])
 {
   static unsigned char bufs[NWRITES][WLEN], got[WLEN];
   struct nbd_handle *h;
+  char what[32];
   int i;
 
-  mc_prog = "c03-disconnect-inflight";
-  if (argc != 3) {
-    fprintf (stderr, "usage: %s write|read URI\n", mc_prog);
-    return 2;
-  }
-  h = mc_connect (argv[2], argv[1]);
+  check_args (argv, argc == 3, "write|read URI");
+  h = connect_named (argv[2], argv[1]);
   if ((uint64_t) nbd_get_size (h) < offset_of (NWRITES - 1) + WLEN)
-    MC_FAIL ("the export is too small: %" PRId64 " bytes", nbd_get_size (h));
+    FAIL ("the export is too small: %" PRId64 " bytes", nbd_get_size (h));
 
   if (strcmp (argv[1], "write") == 0) {
     for (i = 0; i < NWRITES; i++) {
       pattern (bufs[i], i);
       if (nbd_aio_pwrite (h, bufs[i], WLEN, offset_of (i),
                           NBD_NULL_COMPLETION, 0) == -1)
-        MC_FAIL ("aio write %d: %s", i, nbd_get_error ());
+        FAIL ("aio write %d: %s", i, nbd_get_error ());
     }
     printf ("%s: %d writes queued, %d in flight at the disconnect\n",
-            mc_prog, NWRITES, nbd_aio_in_flight (h));
+            check_prog, NWRITES, nbd_aio_in_flight (h));
     /* DISC goes out after the queued writes; no reply is waited for. */
-    MC_OK (nbd_shutdown (h, 0));
+    OK (nbd_shutdown (h, 0));
     nbd_close (h);
     return 0;
   }
 
   if (strcmp (argv[1], "read") != 0)
-    MC_FAIL ("unknown mode %s", argv[1]);
+    FAIL ("unknown mode %s", argv[1]);
   for (i = 0; i < NWRITES; i++) {
     pattern (bufs[i], i);
-    MC_OK (nbd_pread (h, got, WLEN, offset_of (i), 0));
-    if (memcmp (got, bufs[i], WLEN) != 0) {
-      size_t k;
-      for (k = 0; got[k] == bufs[i][k]; k++)
-        ;
-      MC_FAIL ("write %d of 64 is lost: byte at %" PRIu64 " is 0x%02x, "
-               "expected 0x%02x", i, offset_of (i) + k, got[k], bufs[i][k]);
-    }
+    OK (nbd_pread (h, got, WLEN, offset_of (i), 0));
+    snprintf (what, sizeof what, "write %d of 64 is lost", i);
+    SAME (got, bufs[i], WLEN, offset_of (i), what);
   }
-  printf ("%s: all %d patterns read back\n", mc_prog, NWRITES);
-  MC_OK (nbd_shutdown (h, 0));
+  printf ("%s: all %d patterns read back\n", check_prog, NWRITES);
+  OK (nbd_shutdown (h, 0));
   nbd_close (h);
   return 0;
 }

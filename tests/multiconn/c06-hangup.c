@@ -19,11 +19,11 @@
  *          exists (at most 120 s); every read must succeed and every byte
  *          be BYTE (hex).  Prints how many reads it did.
  */
-#include "mc.h"
+#include "nbd-check.h"
 
 #include <unistd.h>
 
-#define RLEN (64 * MC_KiB)
+#define RLEN (64 * KiB)
 #define NREADS 32
 
 static int
@@ -35,18 +35,18 @@ hangup (const char *uri, int rounds, uint64_t badoff)
   int r, i;
 
   if (!hs)
-    MC_FAIL ("out of memory");
+    FAIL ("out of memory");
   for (r = 0; r < rounds; r++) {
     snprintf (name, sizeof name, "hangup-%d", r);
-    hs[r] = mc_connect (uri, name);
-    MC_OK (nbd_set_strict_mode (hs[r], 0));
+    hs[r] = connect_named (uri, name);
+    OK (nbd_set_strict_mode (hs[r], 0));
     if (badoff + RLEN > (uint64_t) nbd_get_size (hs[r]))
-      MC_FAIL ("BADOFF %" PRIu64 " is not inside the export", badoff);
+      FAIL ("BADOFF %" PRIu64 " is not inside the export", badoff);
   }
   printf ("ready\n");
   fflush (stdout);
   if (!fgets (line, sizeof line, stdin))
-    MC_FAIL ("no go from the caller");
+    FAIL ("no go from the caller");
 
   for (r = 0; r < rounds; r++) {
     struct nbd_handle *h = hs[r];
@@ -55,18 +55,18 @@ hangup (const char *uri, int rounds, uint64_t badoff)
     for (i = 0; i < NREADS; i++) {
       uint64_t off = i == 1 ? badoff : (uint64_t) i * RLEN;
       if (nbd_aio_pread (h, bufs[i], RLEN, off, NBD_NULL_COMPLETION, 0) == -1)
-        MC_FAIL ("round %d: aio read %d: %s", r, i, nbd_get_error ());
+        FAIL ("round %d: aio read %d: %s", r, i, nbd_get_error ());
     }
     if (nbd_aio_pread (h, bufs[NREADS], RLEN, size, NBD_NULL_COMPLETION,
                        0) == -1)
-      MC_FAIL ("round %d: aio read past the end: %s", r, nbd_get_error ());
+      FAIL ("round %d: aio read past the end: %s", r, nbd_get_error ());
     if (r % 4)
       usleep ((useconds_t) (r % 4) * 1000);
     nbd_close (h);        /* hang up: no DISC, replies unread */
   }
   free (hs);
-  printf ("%s: %d connections hung up with %d reads queued each\n", mc_prog,
-          rounds, NREADS + 1);
+  printf ("%s: %d connections hung up with %d reads queued each\n",
+          check_prog, rounds, NREADS + 1);
   return 0;
 }
 
@@ -74,25 +74,26 @@ static int
 reader (const char *uri, const char *stopfile, int byte, uint64_t limit)
 {
   static unsigned char buf[RLEN];
-  struct nbd_handle *h = mc_connect (uri, "reader");
-  double end = mc_now () + 120;
+  struct nbd_handle *h = connect_named (uri, "reader");
+  double end = now_s () + 120;
   uint64_t n = 0, off;
   char what[64];
 
   while (access (stopfile, F_OK) != 0) {
-    if (mc_now () > end)
-      MC_FAIL ("the stop file did not appear within 120 s");
+    if (now_s () > end)
+      FAIL ("the stop file did not appear within 120 s");
     off = (n * 7 % (limit / RLEN)) * RLEN;
     if (nbd_pread (h, buf, RLEN, off, 0) == -1)
-      MC_FAIL ("read %" PRIu64 " at %" PRIu64 " failed while other clients "
-               "hung up: %s (errno %s)", n, off, nbd_get_error (),
-               mc_errname (nbd_get_errno ()));
+      FAIL ("read %" PRIu64 " at %" PRIu64 " failed while other clients "
+            "hung up: %s (errno %s)", n, off, nbd_get_error (),
+            errname (nbd_get_errno ()));
     snprintf (what, sizeof what, "read %" PRIu64, n);
-    MC_ALL (buf, byte, RLEN, off, what);
+    ALL (buf, byte, RLEN, off, what);
     n++;
   }
-  printf ("%s: reader did %" PRIu64 " reads without an error\n", mc_prog, n);
-  MC_OK (nbd_shutdown (h, 0));
+  printf ("%s: reader did %" PRIu64 " reads without an error\n", check_prog,
+          n);
+  OK (nbd_shutdown (h, 0));
   nbd_close (h);
   return 0;
 }
@@ -100,13 +101,14 @@ reader (const char *uri, const char *stopfile, int byte, uint64_t limit)
 int
 main (int argc, char *argv[])
 {
-  mc_prog = "c06-hangup";
+  check_name (argv[0]);
   if (argc == 5 && strcmp (argv[1], "hangup") == 0)
     return hangup (argv[2], atoi (argv[3]), strtoull (argv[4], NULL, 0));
   if (argc == 6 && strcmp (argv[1], "reader") == 0)
     return reader (argv[2], argv[3], (int) strtol (argv[4], NULL, 16),
                    strtoull (argv[5], NULL, 0));
   fprintf (stderr, "usage: %s hangup URI ROUNDS BADOFF\n"
-           "       %s reader URI STOPFILE BYTE LIMIT\n", mc_prog, mc_prog);
+           "       %s reader URI STOPFILE BYTE LIMIT\n", check_prog,
+           check_prog);
   return 2;
 }

@@ -19,7 +19,7 @@
  * A failed command never ends the program: the caller decides.  End of
  * input acts as quit.  Used by mc-lib.sh (client_start / client_do).
  */
-#include "mc.h"
+#include "nbd-check.h"
 
 #include <stdint.h>
 
@@ -48,7 +48,7 @@ static void
 reply_nbd_err (const char *what)
 {
   printf ("err %s failed: %s (errno %s)\n", what, nbd_get_error (),
-          mc_errname (nbd_get_errno ()));
+          errname (nbd_get_errno ()));
 }
 
 /* An I/O that must fail with WANT: say what happened instead. */
@@ -56,10 +56,10 @@ static void
 expect_err (int r, const char *want_name, const char *what,
             const unsigned char *buf, size_t len)
 {
-  int want = mc_errno_of (want_name), got;
+  int want = errno_of (want_name), got;
 
   if (r != -1) {
-    if (buf && mc_first_diff (buf, 0, len) < 0)
+    if (buf && first_diff (buf, 0, len) < 0)
       printf ("err %s succeeded (read back zeros), expected %s\n", what,
               want_name);
     else
@@ -69,7 +69,7 @@ expect_err (int r, const char *want_name, const char *what,
   got = nbd_get_errno ();
   if (got != want)
     printf ("err %s failed with %s (%s), expected %s\n", what,
-            mc_errname (got), nbd_get_error (), want_name);
+            errname (got), nbd_get_error (), want_name);
   else
     printf ("ok\n");
 }
@@ -118,14 +118,14 @@ command (char *line)
     char what[96];
 
     if (num (&save, &off, 0) < 0 || num (&save, &len, 0) < 0 ||
-        len > 64 * MC_MiB ||
+        len > 64 * MiB ||
         (!(reading && want_err) && num (&save, &byte, 16) < 0)) {
       printf ("err usage: %s OFF LEN BYTE|ERRNAME\n", cmd);
       return;
     }
     snprintf (what, sizeof what, "%s of %" PRIu64 " bytes at %" PRIu64,
               reading ? "read" : "write", len, off);
-    buf = mc_malloc (len);
+    buf = xmalloc (len);
     if (reading && want_err) {
       e = arg (&save);
       memset (buf, 0x5a, len);
@@ -135,7 +135,7 @@ command (char *line)
     else if (reading) {
       if (nbd_pread (h, buf, len, off, 0) == -1)
         reply_nbd_err (what);
-      else if ((i = mc_first_diff (buf, (int) byte, len)) >= 0)
+      else if ((i = first_diff (buf, (int) byte, len)) >= 0)
         printf ("err %s: byte at offset %" PRIu64 " is 0x%02x, expected "
                 "0x%02x\n", what, off + (uint64_t) i, buf[i],
                 (unsigned) byte);
@@ -170,13 +170,9 @@ main (int argc, char *argv[])
 {
   char line[512];
 
-  mc_prog = "nbd-script";
-  if (argc < 2 || argc > 3) {
-    fprintf (stderr, "usage: nbd-script URI [NAME]\n");
-    return 2;
-  }
+  check_args (argv, argc == 2 || argc == 3, "URI [NAME]");
   setvbuf (stdout, NULL, _IOLBF, 0);
-  h = mc_connect (argv[1], argc > 2 ? argv[2] : "script");
+  h = connect_named (argv[1], argc > 2 ? argv[2] : "script");
   default_strict = nbd_get_strict_mode (h);
   printf ("ok connected\n");
 

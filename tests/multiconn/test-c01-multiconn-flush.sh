@@ -15,11 +15,10 @@
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/multiconn/mc-lib.sh"
 requires_cluster
-mc_setup
-prog=$(mc_bin c01-multiconn-flush)
+prog=$(test_prog multiconn/c01-multiconn-flush)
 
-mk_image plain 40M --image-feature layering
-mk_image locked 40M
+plain=$(new_image 40M --image-feature layering)
+locked=$(new_image 40M)
 rbd info "$locked" | grep -q 'features:.*exclusive-lock' ||
   fail "$locked has no exclusive-lock: $(rbd info "$locked" | grep features)"
 
@@ -28,7 +27,7 @@ run() {
   local img=$1 mc=$2
   shift 2
   say "$img $* -> multi-conn $mc"
-  nbdkit -U - "$RBDX_PLUGIN" "$img" "$@" --run "$prog \$uri $mc" ||
+  with_export "$img" "$@" "$prog \$uri $mc" ||
     fail "C01 on $img with '$*' (expected multi-conn $mc) failed"
 }
 
@@ -45,6 +44,5 @@ run "$plain" 0 ceph.rbd_cache=true
 
 # Nothing left behind on the image once every server has exited.
 for img in "$plain" "$locked"; do
-  [ "$(watchers "$img")" = 0 ] || fail "$img: watchers left: $(rbd status "$img")"
-  [ "$(lock_owners "$img")" = 0 ] || fail "$img: lock left: $(lock_owners "$img")"
+  released "$img" "after every server exited"
 done

@@ -24,10 +24,9 @@
 requires_cluster
 requires fio
 fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
-mc_setup
 RUNTIME=${RBDX_C02_RUNTIME:-5}
 
-mk_image img 256M
+img=$(new_image 256M)
 rbd info "$img" | grep -q 'features:.*exclusive-lock' ||
   fail "$img has no exclusive-lock"
 # Allocate every object first so neither run pays for object creation.
@@ -60,7 +59,7 @@ echo idle >"$MC_DIR/phase"
   done >"$MC_DIR/locks"
 ) &
 sampler=$!
-mc_at_exit "kill $sampler 2>/dev/null"
+at_exit "kill $sampler 2>/dev/null"
 
 # evaluate ROUNDS: print the figures; exit 2 if only the IOPS ratio
 # missed, 1 on any other failure.
@@ -130,11 +129,7 @@ while :; do
     echo idle >"$MC_DIR/phase"
     # The shared writer closes (and unlocks) once its last connection is
     # gone; wait for that so no sample of the next run sees this owner.
-    for i in $(seq 100); do
-      [ "$(lock_owners "$img")" = 0 ] && break
-      sleep 0.1
-    done
-    [ "$(lock_owners "$img")" = 0 ] ||
+    wait_for 10 unlocked "$img" ||
       fail "the lock is still held 10 s after the last connection left"
   done
   [ $((rounds % 2)) = 0 ] || continue

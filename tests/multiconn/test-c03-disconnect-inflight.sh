@@ -10,25 +10,20 @@
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/multiconn/mc-lib.sh"
 requires_cluster
-mc_setup
-prog=$(mc_bin c03-disconnect-inflight)
+prog=$(test_prog multiconn/c03-disconnect-inflight)
 
-mk_image locked 136M
-mk_image plain 136M --image-feature layering
+locked=$(new_image 136M)
+plain=$(new_image 136M --image-feature layering)
 
 # check IMAGE [PLUGIN-ARGS...]
 check() {
   local img=$1
   shift
   say "$img $*: 64 writes in flight, disconnect, read back"
-  nbdkit -U - "$RBDX_PLUGIN" "$img" "$@" \
-    --run "$prog write \$uri && $prog read \$uri" ||
+  with_export "$img" "$@" "$prog write \$uri && $prog read \$uri" ||
     fail "C03 on $img ($*): writes in flight at the disconnect were lost"
   # nbdkit --run waits for the server to exit: nothing may be left.
-  [ "$(lock_owners "$img")" = 0 ] ||
-    fail "$img ($*): lock left after nbdkit exited: $(lock_owners "$img")"
-  [ "$(watchers "$img")" = 0 ] ||
-    fail "$img ($*): watcher left after nbdkit exited: $(rbd status "$img")"
+  released "$img" "$img ($*): after nbdkit exited"
   rbd bench --io-type write --io-size 4096 --io-total 64K "$img" >/dev/null ||
     fail "$img: a new writer cannot write after rbdx exited"
 }

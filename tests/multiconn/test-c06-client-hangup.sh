@@ -20,20 +20,17 @@
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/multiconn/mc-lib.sh"
 requires_cluster
-mc_setup
-prog=$(mc_bin c06-hangup)
+prog=$(test_prog multiconn/c06-hangup)
 ROUNDS=${RBDX_C06_ROUNDS:-20}
 
 # A core of nbdkit, if it aborts, lands in the scratch directory.
 cd "$MC_DIR"
 ulimit -c unlimited 2>/dev/null || true
 
-# 64 MiB, the first 32 MiB filled with 0x5c (mk_image registers the name
-# for removal; the image itself comes from rbd import).
-mk_image img 64M
+# 64 MiB, the first 32 MiB filled with 0x5c.
+img=$(new_image 64M)
 pattern_file "$MC_DIR/fill" $((32 << 20)) 5c
-rbd rm --no-progress "$img" >/dev/null
-rbd import --no-progress "$MC_DIR/fill" "$img" >/dev/null
+import_into "$img" "$MC_DIR/fill"
 rbd resize --no-progress --size 64M "$img" >/dev/null
 
 sock=$MC_DIR/nbd.sock
@@ -71,10 +68,7 @@ server_died() {
   # The dead server's watches expire after about 30 s; until then the
   # image cannot be removed at exit.
   kill "$reader" 2>/dev/null || true
-  for i in $(seq 45); do
-    [ "$(watchers "$img" 2>/dev/null)" = 0 ] && break
-    sleep 1
-  done
+  wait_for 45 unwatched "$img" || true
   # The case's own alternative outcome: the abort is nbdkit's known
   # bug (proven above), not rbdx's.  The service units restart the
   # server (Restart=on-failure).  Counted as skipped, never as passed.
@@ -119,10 +113,7 @@ cat "$MC_DIR/hangup.out"
 [ $hrc = 0 ] || fail "the hanging-up client program failed ($hrc)"
 
 # Let the server finish tearing down, while the reader keeps reading.
-for i in $(seq 20); do
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
+wait_for 2 exited "$pid" || true
 kill -0 "$pid" 2>/dev/null || server_died "after the hang-ups"
 [ "$(cat "$sock.pid")" = "$pid" ] || fail "the server's PID changed"
 

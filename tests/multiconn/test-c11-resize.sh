@@ -18,7 +18,6 @@
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/multiconn/mc-lib.sh"
 requires_cluster
-mc_setup
 
 # size_of URI: the size a new connection negotiates.
 size_of() { nbdinfo --size "$1"; }
@@ -61,16 +60,14 @@ check() {
   stop_server "$sock"
 
   # What A wrote at the end landed, nothing past the end exists.
-  rbd info --format json "$img" | python3 -c '
-import json, sys
-sys.exit(json.load(sys.stdin)["size"] != 512 << 20)' ||
+  [ "$(image_size "$img")" = $((512 << 20)) ] ||
     fail "$img is not 512 MiB any more"
   pattern_file "$MC_DIR/3c" 4096 3c
   rbd export --no-progress "$img" - 2>/dev/null | tail -c 4096 | cmp - "$MC_DIR/3c" ||
     fail "A's last write is not at the end of $img"
 }
 
-mk_image locked 1G
-mk_image plain 1G --image-feature layering
+locked=$(new_image 1G)
+plain=$(new_image 1G --image-feature layering)
 check "$locked" "$MC_DIR/a.sock"
 check "$plain" "$MC_DIR/b.sock"

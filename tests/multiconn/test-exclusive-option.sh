@@ -17,7 +17,6 @@
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/multiconn/mc-lib.sh"
 requires_cluster
-mc_setup
 
 # foreign_write IMAGE: 1 MiB of writes from another librbd client.
 foreign_write() {
@@ -25,7 +24,7 @@ foreign_write() {
     --io-pattern rand "$1" >"$MC_DIR/bench.out" 2>&1
 }
 
-mk_image img 64M
+img=$(new_image 64M)
 sock=$MC_DIR/x.sock
 
 say "exclusive=true: a foreign writer is refused"
@@ -62,8 +61,7 @@ client_do B read 0 65536 a1
 client_do B write 131072 4096 b1
 client_stop B
 stop_server "$sock"
-[ "$(lock_owners "$img")" = 0 ] || fail "lock left after nbdkit exited: $(lock_owners "$img")"
-[ "$(watchers "$img")" = 0 ] || fail "watcher left after nbdkit exited: $(rbd status "$img")"
+released "$img" "after nbdkit exited"
 
 say "default (exclusive=false): cooperative hand-over"
 sock=$MC_DIR/y.sock
@@ -85,7 +83,7 @@ stop_server "$sock"
 [ "$(lock_owners "$img")" = 0 ] || fail "lock left after nbdkit exited: $(lock_owners "$img")"
 
 say "exclusive=true on a layering-only image: refused before serving"
-mk_image plain 16M --image-feature layering
+plain=$(new_image 16M --image-feature layering)
 rc=0
 timeout 60 nbdkit -U - "$RBDX_PLUGIN" "$plain" exclusive=true --run 'exit 0' \
   >"$MC_DIR/plain.out" 2>&1 || rc=$?

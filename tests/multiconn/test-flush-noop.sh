@@ -12,9 +12,8 @@
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/multiconn/mc-lib.sh"
 requires_cluster
-mc_setup
 
-mk_image img 32M
+img=$(new_image 32M)
 sock=$MC_DIR/f.sock
 serve "$sock" -- "$img" writers=per-connection
 u=$(uri "$sock")

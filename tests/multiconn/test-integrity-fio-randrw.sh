@@ -38,7 +38,6 @@ fi
 requires_cluster
 requires fio nbdcopy nbdinfo
 fio --enghelp=nbd >/dev/null 2>&1 || skip "fio has no nbd engine"
-mc_setup
 size=$((conns * 8))             # MiB: 8 MiB per connection
 
 run() {
@@ -83,8 +82,8 @@ PY
 }
 
 case $kinds in
-  lock|both) mk_image img ${size}M; run "$img" "$MC_DIR/lock.sock" ;;&
-  layering|both) mk_image img ${size}M --image-feature layering
+  lock|both) img=$(new_image ${size}M); run "$img" "$MC_DIR/lock.sock" ;;&
+  layering|both) img=$(new_image ${size}M --image-feature layering)
                  run "$img" "$MC_DIR/layering.sock" ;;
   lock) ;;
   *) fail "unknown image kind '$kinds'" ;;

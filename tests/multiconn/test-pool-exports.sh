@@ -18,7 +18,6 @@
 . "$RBDX_TESTS/multiconn/mc-lib.sh"
 requires_cluster
 requires nbdinfo
-mc_setup
 
 ns="t-pool-exports-$$"
 rbd namespace create "rbd/$ns"
@@ -29,7 +28,7 @@ ns_cleanup() {
   rbd rm --no-progress "rbd/$ns/i2" >/dev/null 2>&1
   rbd namespace rm "rbd/$ns" >/dev/null 2>&1
 }
-mc_at_exit ns_cleanup
+at_exit ns_cleanup
 rbd create --size 8M "rbd/$ns/i1"
 rbd create --size 16M --image-feature layering "rbd/$ns/i2"
 
@@ -107,8 +106,8 @@ client_stop T
 stop_server "$sock"
 
 say "pool=rbd image=X"
-mk_image r1 4M
-mk_image r2 12M
+r1=$(new_image 4M)
+r2=$(new_image 12M)
 sock=$MC_DIR/root.sock
 log=$MC_DIR/root.log
 serve "$sock" -- pool=rbd "image=${r1#rbd/}" 2>"$log"

@@ -1,13 +1,13 @@
-/* Assertion helpers shared by the libnbd test programs in tests/cases.
+/* Assertion helpers shared by the libnbd test programs in tests/cases
+ * and tests/multiconn (header-only: include it once per program; the
+ * helpers are static inline, so each program links only what it uses).
  *
- * Every program exits 0 when all its assertions hold and 1 with a
- * message naming the failed check (file:line, the call, the errno
- * libnbd reported) otherwise.  Header-only: each program includes it
- * once; the helpers are static inline so each program links only
- * those it uses.
+ * A failed check prints "PROG: FAIL (file:line): what" (with the call,
+ * the libnbd error and the errno name where there is one) and exits 1.
+ * PROG is the program's file name, set by check_name or check_args.
  */
-#ifndef RBDX_CASES_CHECK_H
-#define RBDX_CASES_CHECK_H
+#ifndef RBDX_TESTS_NBD_CHECK_H
+#define RBDX_TESTS_NBD_CHECK_H
 
 #include <errno.h>
 #include <inttypes.h>
@@ -42,11 +42,50 @@ check_fail_at (const char *file, int line, const char *fmt, ...)
 
 #define FAIL(...) check_fail_at (__FILE__, __LINE__, __VA_ARGS__)
 
+/* check_name (ARGV0): name the program in messages after its file. */
+static inline void
+check_name (const char *argv0)
+{
+  const char *slash = strrchr (argv0, '/');
+
+  check_prog = slash ? slash + 1 : argv0;
+}
+
+/* check_args (ARGV, ARGS_OK, USAGE): check_name (ARGV[0]); unless
+ * ARGS_OK, print "usage: PROG USAGE" and exit 2. */
+static inline void
+check_args (char **argv, bool args_ok, const char *usage)
+{
+  check_name (argv[0]);
+  if (!args_ok) {
+    fprintf (stderr, "usage: %s %s\n", check_prog, usage);
+    exit (2);
+  }
+}
+
+/* Name of an errno value ("EINVAL"), "0" for none. */
 static inline const char *
 errname (int e)
 {
   const char *s = e ? strerrorname_np (e) : "0";
   return s ? s : "?";
+}
+
+/* Errno value of a name as the shell scripts spell it. */
+static inline int
+errno_of (const char *name)
+{
+  static const struct { const char *n; int e; } tab[] = {
+    { "EPERM", EPERM }, { "EIO", EIO }, { "ENOMEM", ENOMEM },
+    { "EINVAL", EINVAL }, { "ENOSPC", ENOSPC }, { "EOVERFLOW", EOVERFLOW },
+    { "ENOTSUP", ENOTSUP }, { "ESHUTDOWN", ESHUTDOWN },
+  };
+  size_t i;
+
+  for (i = 0; i < sizeof tab / sizeof tab[0]; i++)
+    if (strcmp (tab[i].n, name) == 0)
+      return tab[i].e;
+  FAIL ("unknown errno name '%s'", name);
 }
 
 /* OK (call): a libnbd call that returns -1 on error must succeed. */
@@ -84,13 +123,14 @@ errname (int e)
             "(state: %s)", nbd_connection_state (h));                   \
   } while (0)
 
+/* Monotonic time in seconds. */
 static inline double
 now_s (void)
 {
   struct timespec ts;
 
   clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
+  return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
 static inline void *
@@ -117,8 +157,22 @@ fill_pattern (void *buf, size_t len, uint64_t base, unsigned seed)
   }
 }
 
-/* Assert that BUF[0..LEN) equals WANT[0..LEN); OFFSET names the first
- * byte's position in the export for the message. */
+/* Index of the first byte of BUF[0..LEN) that is not BYTE, or -1. */
+static inline int64_t
+first_diff (const void *buf, int byte, size_t len)
+{
+  const unsigned char *p = buf;
+  size_t i;
+
+  for (i = 0; i < len; i++)
+    if (p[i] != (unsigned char) byte)
+      return (int64_t) i;
+  return -1;
+}
+
+/* SAME (buf, want, len, offset, what): BUF[0..LEN) equals WANT[0..LEN);
+ * OFFSET names the first byte's position in the export for the
+ * message. */
 #define SAME(buf, want, len, offset, what)                              \
   check_same (__FILE__, __LINE__, buf, want, len, offset, what)
 
@@ -137,7 +191,7 @@ check_same (const char *file, int line, const void *buf, const void *want,
                  "expected 0x%02x", what, offset + i, a[i], b[i]);
 }
 
-/* Assert that all of BUF[0..LEN) is BYTE. */
+/* ALL (buf, byte, len, offset, what): all of BUF[0..LEN) is BYTE. */
 #define ALL(buf, byte, len, offset, what)                               \
   check_all (__FILE__, __LINE__, buf, byte, len, offset, what)
 
@@ -145,14 +199,12 @@ static inline void
 check_all (const char *file, int line, const void *buf, int byte,
            size_t len, uint64_t offset, const char *what)
 {
-  const unsigned char *a = buf;
-  size_t i;
+  int64_t i = first_diff (buf, byte, len);
 
-  for (i = 0; i < len; i++)
-    if (a[i] != (unsigned char) byte)
-      check_fail_at (file, line, "%s: byte at offset %" PRIu64 " is 0x%02x, "
-                     "expected 0x%02x", what, offset + i, a[i],
-                     (unsigned char) byte);
+  if (i >= 0)
+    check_fail_at (file, line, "%s: byte at offset %" PRIu64 " is 0x%02x, "
+                   "expected 0x%02x", what, offset + (uint64_t) i,
+                   ((const unsigned char *) buf)[i], (unsigned char) byte);
 }
 
 /* Read SIZE bytes of a local file (a seed or expected image). */
@@ -200,6 +252,8 @@ verify_range (struct nbd_handle *h, const unsigned char *shadow,
   free (buf);
 }
 
+/* Connect to URI asking for base:allocation (and, with FULL_INFO, for
+ * every NBD_INFO item: block sizes, description, canonical name). */
 static inline struct nbd_handle *
 connect_to (const char *uri, bool full_info)
 {
@@ -214,4 +268,20 @@ connect_to (const char *uri, bool full_info)
   return h;
 }
 
-#endif /* RBDX_CASES_CHECK_H */
+/* Connect a handle named NAME (for libnbd's debug messages and ours)
+ * to URI, with libnbd's defaults. */
+static inline struct nbd_handle *
+connect_named (const char *uri, const char *name)
+{
+  struct nbd_handle *h = nbd_create ();
+
+  if (!h)
+    FAIL ("nbd_create: %s", nbd_get_error ());
+  nbd_set_handle_name (h, name);
+  if (nbd_connect_uri (h, uri) == -1)
+    FAIL ("%s: nbd_connect_uri %s: %s (errno %s)", name, uri,
+          nbd_get_error (), errname (nbd_get_errno ()));
+  return h;
+}
+
+#endif /* RBDX_TESTS_NBD_CHECK_H */
