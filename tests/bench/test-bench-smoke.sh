@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# test-bench-smoke: tests/bench/run --smoke produces a well-formed report.
+#
+# Proves that the benchmark command works end to end (own sandbox cluster,
+# fully written image, fio-rbd, rbdx over NBD in both completion modes,
+# qemu-nbd, report generation) and that its outputs have the promised shape:
+# report.md with the machine section, one results table per workload and the
+# targets section; results.csv with the documented header and one row per
+# run; results.json that parses and matches the CSV; chart.png that really is
+# a PNG.  No timing or performance assertion: the figures of a smoke run mean
+# nothing.
+. "${RBDX_TESTS:-$(dirname "$0")/..}/lib.sh"
+
+requires fio nbdkit rbd ceph-mon ceph-osd gnuplot
+[ -r "$RBDX_PLUGIN" ] || fail "plugin not built: $RBDX_PLUGIN"
+
+out="$(tmpdir)/report"
+start=$SECONDS
+rc=0
+"$RBDX_TESTS/bench/run" --smoke --out "$out" >"$out.stdout" 2>"$out.stderr" || rc=$?
+say "run --smoke took $((SECONDS - start)) s (exit $rc)"
+[ "$rc" -eq 77 ] && skip "tests/bench/run: a requirement is missing: $(tail -n 3 "$out.stderr")"
+if [ "$rc" -ne 0 ]; then
+  tail -n 30 "$out.stderr" >&2
+  fail "tests/bench/run --smoke exited with $rc"
+fi
+
+for f in report.md results.csv results.json chart.png; do
+  [ -s "$out/$f" ] || fail "$f is missing or empty"
+done
+
+# PNG magic: 89 50 4E 47 0D 0A 1A 0A.
+magic=$(head -c 8 "$out/chart.png" | od -An -tx1 | tr -d ' \n')
+[ "$magic" = 89504e470d0a1a0a ] || fail "chart.png is not a PNG (magic $magic)"
+
+/usr/bin/python3 - "$out" <<'PY' || fail "the report is not well-formed (see above)"
+import csv, json, os, re, sys
+
+out = sys.argv[1]
+errors = []
+def check(cond, msg):
+    if not cond:
+        errors.append(msg)
+
+workloads = ["randread-4k-qd1", "randread-4k-qd32", "randwrite-4k-qd1",
+             "randwrite-4k-qd32", "read-1m-qd8", "write-1m-qd8"]
+header = ("mode,round,seq,workload,rw,bs,total_qd,system,kind,completion,"
+          "connections,jobs,qd_per_job,runtime_s,ramp_s,status,iops,bw_mib_s,"
+          "lat_mean_us,lat_p99_us,clat_mean_us,clat_p99_us,ios,server_cpu_s,"
+          "server_cpu_us_per_io,client_cpu_us_per_io,osd_cpu_us_per_io,"
+          "total_cpu_us_per_io,server_peak_rss_mib,rss_per_conn_mib,loadavg1,"
+          "started,note").split(",")
+
+# report.md
+md = open(os.path.join(out, "report.md")).read()
+for section in ("## Machine", "## Method", "## Results (medians)",
+                "## Targets"):
+    check(section in md, f"report.md: no '{section}' section")
+for item in ("| nproc | ", "| CPU model | ", "| memory (MiB) | ",
+             "| kernel | ", "| ceph | ", "| nbdkit | ", "| qemu-nbd | ",
+             "| fio | "):
+    check(item in md, f"report.md: machine table lacks '{item.strip()}'")
+for wl in workloads:
+    m = re.search(r"^### " + re.escape(wl) + r"\n\n(\| system \|.*\n"
+                  r"\|[-:|]+\|\n(?:\|.*\|\n)+)", md, re.M)
+    check(m is not None, f"report.md: no results table for {wl}")
+    if m:
+        rows = m.group(1).splitlines()[2:]
+        check(any(r.startswith("| fio-rbd | 1 |") for r in rows),
+              f"report.md: {wl}: no fio-rbd row with figures")
+        check(any(r.startswith("| rbdx-c1-") and "skipped" not in r
+                  for r in rows), f"report.md: {wl}: no rbdx-c1 row")
+        ncols = rows[0].count("|")
+        check(all(r.count("|") == ncols for r in rows),
+              f"report.md: {wl}: rows with different column counts")
+tm = re.search(r"## Targets\n\n(?:\(.*\)\n\n)*(\| target \|.*\n\|[-|]+\|\n"
+               r"((?:\|.*\|\n)+))", md)
+check(tm is not None, "report.md: no targets table")
+if tm:
+    trows = tm.group(2).splitlines()
+    check(len(trows) >= 10, f"report.md: only {len(trows)} target rows")
+    for r in trows:
+        check(re.search(r"\*\*(MET|MISSED|N/A)\*\* \|$", r) is not None,
+              f"report.md: target row without a verdict: {r}")
+    for t in ("4k randread QD32 IOPS", "4k randwrite QD32 IOPS",
+              "4k randread QD1 mean latency", "1M seq read QD8 bandwidth",
+              "1M seq write QD8 bandwidth", "IOPS vs qemu-nbd",
+              "IOPS vs qsd", "server CPU per I/O", "peak RSS per connection"):
+        check(t in tm.group(2), f"report.md: target '{t}' is missing")
+check(re.search(r"Summary: \d+ MET, \d+ MISSED, \d+ N/A\.", md) is not None,
+      "report.md: no targets summary line")
+
+# results.csv
+with open(os.path.join(out, "results.csv"), newline="") as f:
+    rd = csv.reader(f)
+    got = next(rd)
+    rows = [dict(zip(got, r)) for r in rd]
+check(got == header, f"results.csv: header is {got}")
+# 4 systems x 6 workloads x 1 round, skipped runs included
+check(len(rows) >= 24, f"results.csv: {len(rows)} rows, expected >= 24")
+ok = [r for r in rows if r.get("status") == "ok"]
+check(len(ok) >= 15, f"results.csv: only {len(ok)} successful runs")
+check(not [r for r in rows if r.get("status") == "failed"],
+      "results.csv: failed runs: " +
+      "; ".join(r["system"] + " " + r["workload"] + ": " + r["note"]
+                for r in rows if r.get("status") == "failed"))
+for r in ok:
+    for k in ("iops", "bw_mib_s", "lat_mean_us", "lat_p99_us", "ios",
+              "server_cpu_us_per_io", "server_peak_rss_mib",
+              "rss_per_conn_mib"):
+        try:
+            check(float(r[k]) > 0, f"results.csv: {k} <= 0 in {r['system']} "
+                  f"{r['workload']}")
+        except ValueError:
+            errors.append(f"results.csv: {k} not a number in {r['system']} "
+                          f"{r['workload']}: {r[k]!r}")
+for wl in workloads:
+    check(any(r["workload"] == wl and r["system"] == "fio-rbd" for r in ok),
+          f"results.csv: no fio-rbd run of {wl}")
+    check(any(r["workload"] == wl and r["kind"] == "rbdx" for r in ok),
+          f"results.csv: no rbdx run of {wl}")
+modes = {r["completion"] for r in ok if r["kind"] == "rbdx"}
+check(modes == {"io_uring", "eventfd"},
+      f"results.csv: rbdx completion modes run: {sorted(modes)}")
+
+# results.json
+try:
+    data = json.load(open(os.path.join(out, "results.json")))
+except ValueError as e:
+    errors.append(f"results.json does not parse: {e}")
+    data = None
+if data is not None:
+    for k in ("meta", "config", "runs", "summary", "targets",
+              "skipped_systems"):
+        check(k in data, f"results.json: no '{k}'")
+    check(len(data.get("runs", [])) == len(rows),
+          "results.json: runs differ from results.csv rows")
+    check(data.get("meta", {}).get("nproc", 0) >= 1, "results.json: no nproc")
+    check(data.get("config", {}).get("smoke") is True,
+          "results.json: config.smoke is not true")
+    check(all(t.get("result") in ("MET", "MISSED", "N/A")
+              for t in data.get("targets", [])) and data.get("targets"),
+          "results.json: bad targets")
+
+if errors:
+    print("\n".join("  " + e for e in errors), file=sys.stderr)
+    sys.exit(1)
+print(f"report OK: {len(rows)} runs ({len(ok)} ok)", file=sys.stderr)
+PY
+say "report in $out is well-formed"
