@@ -78,6 +78,37 @@ set_ceph (struct rbdx_options *o, const char *name, const char *value,
   return 0;
 }
 
+/* Keywords of the enum-valued parameters, in enum order. */
+static const char *const writers_names[] = {
+  "auto", "shared", "per-connection", NULL
+};
+static const char *const completion_names[] = {
+  "auto", "io_uring", "eventfd", NULL
+};
+
+/* Set *slot to the index of value in names (a NULL-terminated list in
+ * enum order), once. */
+static int
+set_keyword (const char *key, const char *value, const char *const *names,
+             int *slot, bool *set, char *err, size_t errlen)
+{
+  char expected[128] = "";
+  int i;
+
+  if (*set)
+    return fail (err, errlen, "%s= given twice", key);
+  for (i = 0; names[i]; i++) {
+    if (strcmp (value, names[i]) == 0) {
+      *slot = i;
+      *set = true;
+      return 0;
+    }
+    snprintf (expected + strlen (expected), sizeof expected - strlen (expected),
+              "%s%s", i == 0 ? "" : names[i + 1] ? ", " : " or ", names[i]);
+  }
+  return fail (err, errlen, "%s='%s': expected %s", key, value, expected);
+}
+
 int
 rbdx_options_set (struct rbdx_options *o, const char *key, const char *value,
                   char *err, size_t errlen)
@@ -131,21 +162,9 @@ rbdx_options_set (struct rbdx_options *o, const char *key, const char *value,
       o->pool_ns = strdup (slash + 1);
     return (!o->pool || (slash && !o->pool_ns)) ? -ENOMEM : 0;
   }
-  if (strcmp (key, "writers") == 0) {
-    if (o->writers_set)
-      return fail (err, errlen, "writers= given twice");
-    if (strcmp (value, "auto") == 0)
-      o->writers = RBDX_WRITERS_AUTO;
-    else if (strcmp (value, "shared") == 0)
-      o->writers = RBDX_WRITERS_SHARED;
-    else if (strcmp (value, "per-connection") == 0)
-      o->writers = RBDX_WRITERS_PER_CONNECTION;
-    else
-      return fail (err, errlen, "writers='%s': expected auto, shared or "
-                   "per-connection", value);
-    o->writers_set = true;
-    return 0;
-  }
+  if (strcmp (key, "writers") == 0)
+    return set_keyword (key, value, writers_names, (int *) &o->writers,
+                        &o->writers_set, err, errlen);
   if (strcmp (key, "exclusive") == 0) {
     if (o->exclusive_set)
       return fail (err, errlen, "exclusive= given twice");
@@ -171,21 +190,9 @@ rbdx_options_set (struct rbdx_options *o, const char *key, const char *value,
     return set_once (&o->mon_host, key, value, err, errlen);
   if (strcmp (key, "cluster") == 0)
     return set_once (&o->cluster, key, value, err, errlen);
-  if (strcmp (key, "completion") == 0) {
-    if (o->completion_set)
-      return fail (err, errlen, "completion= given twice");
-    if (strcmp (value, "auto") == 0)
-      o->completion = RBDX_COMPLETION_AUTO;
-    else if (strcmp (value, "io_uring") == 0)
-      o->completion = RBDX_COMPLETION_IO_URING;
-    else if (strcmp (value, "eventfd") == 0)
-      o->completion = RBDX_COMPLETION_EVENTFD;
-    else
-      return fail (err, errlen, "completion='%s': expected auto, io_uring "
-                   "or eventfd", value);
-    o->completion_set = true;
-    return 0;
-  }
+  if (strcmp (key, "completion") == 0)
+    return set_keyword (key, value, completion_names, (int *) &o->completion,
+                        &o->completion_set, err, errlen);
   return fail (err, errlen, "unknown parameter '%s' (see nbdkit rbdx --help; "
                "Ceph options are given as ceph.NAME=VALUE)", key);
 }
