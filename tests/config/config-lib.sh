@@ -32,10 +32,12 @@ refused() {
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do words+=("$1"); shift; done
   shift
   while [ $# -gt 0 ] && [[ $1 == -* ]]; do nopts+=("$1"); shift; done
-  rm -f "$marker"
+  rm -f "$marker" "$CFG_SCRATCH/sock"
   t0=$EPOCHREALTIME
   set +e
-  timeout 60 nbdkit -U - "${nopts[@]}" "$RBDX_PLUGIN" "$@" --run "touch $marker" \
+  # An explicit socket: nbdkit 1.32 leaves the directory of `-U -`
+  # behind in /tmp when it fails before serving.
+  timeout 60 nbdkit -U "$CFG_SCRATCH/sock" "${nopts[@]}" "$RBDX_PLUGIN" "$@" --run "touch $marker" \
     2>"$errf" </dev/null
   rc=$?
   set -e

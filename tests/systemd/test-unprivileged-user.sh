@@ -14,6 +14,8 @@ requires systemd-socket-activate systemd-escape setpriv qemu-io
 . "$RBDX_TESTS/systemd/unit-lib.sh"
 [ "$(id -u)" -eq 0 ] || skip "needs root to switch to user nobody"
 id nobody >/dev/null 2>&1 || skip "no user nobody"
+setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups test -r "$RBDX_PLUGIN" 2>/dev/null ||
+  skip "user nobody cannot read $RBDX_PLUGIN (a checkout under a 0700 directory)"
 group=$(id -gn nobody)
 
 d=$(tmpdir)
