@@ -111,8 +111,14 @@ rbdx_cluster_connect (const struct rbdx_options *o, rados_t *out,
 
   r = rados_connect (c);
   if (r < 0) {
-    if (rados_conf_get (c, "mon_host", mons, sizeof mons) < 0 || !*mons)
-      snprintf (mons, sizeof mons, "(none: give conf= or mon_host=)");
+    if (rados_conf_get (c, "mon_host", mons, sizeof mons) < 0 || !*mons) {
+      snprintf (err, errlen, "cannot connect to Ceph cluster '%s' as "
+                "client.%s: no monitor address (give conf=, mon_host= or "
+                "$CEPH_CONF): %s", o->cluster ? o->cluster : "ceph",
+                rbdx_options_id (o), strerror (-r));
+      rados_shutdown (c);
+      return r;
+    }
     switch (-r) {
     case ENOENT:
       hint = "no key for this id in the keyring, or no keyring found "
