@@ -1,0 +1,129 @@
+/* server/negotiate.c: see negotiate.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libnbd.h>
+#include <linux/nbd.h>
+
+#include "negotiate.h"
+
+/* Not in linux/nbd.h of every release; values from the NBD spec. */
+#ifndef NBD_FLAG_ROTATIONAL
+#define NBD_FLAG_ROTATIONAL (1 << 4)
+#endif
+#ifndef NBD_FLAG_SEND_WRITE_ZEROES
+#define NBD_FLAG_SEND_WRITE_ZEROES (1 << 6)
+#endif
+
+static __thread char errbuf[512];
+
+static int
+fail (struct nbd_handle *h, const char **err)
+{
+  int e = nbd_get_errno ();
+  snprintf (errbuf, sizeof errbuf, "%s", nbd_get_error () ? nbd_get_error () : "libnbd failed");
+  if (err)
+    *err = errbuf;
+  nbd_close (h);
+  return e == ECONNREFUSED || e == ENOENT ? -e : -EIO;
+}
+
+int
+rbdx_negotiate (const char *target, int *fd_out, struct rbdx_export *exp,
+                const char **err)
+{
+  struct nbd_handle *h = nbd_create ();
+  int64_t size;
+  int fd, flags;
+
+  if (!h) {
+    if (err)
+      *err = "cannot create a libnbd handle";
+    return -ENOMEM;
+  }
+  if (nbd_set_request_structured_replies (h, false) == -1)
+    return fail (h, err);
+  if (strstr (target, "://")) {
+    if (nbd_connect_uri (h, target) == -1)
+      return fail (h, err);
+  }
+  else if (nbd_connect_unix (h, target) == -1)
+    return fail (h, err);
+
+  size = nbd_get_size (h);
+  if (size < 0)
+    return fail (h, err);
+  if (exp) {
+    exp->size = (uint64_t) size;
+    exp->read_only = nbd_is_read_only (h) == 1;
+    exp->multi_conn = nbd_can_multi_conn (h) == 1;
+    exp->flags = NBD_FLAG_HAS_FLAGS;
+    if (exp->read_only)
+      exp->flags |= NBD_FLAG_READ_ONLY;
+    if (nbd_can_flush (h) == 1)
+      exp->flags |= NBD_FLAG_SEND_FLUSH;
+    if (nbd_can_fua (h) == 1)
+      exp->flags |= NBD_FLAG_SEND_FUA;
+    if (nbd_is_rotational (h) == 1)
+      exp->flags |= NBD_FLAG_ROTATIONAL;
+    if (nbd_can_trim (h) == 1)
+      exp->flags |= NBD_FLAG_SEND_TRIM;
+    if (nbd_can_zero (h) == 1)
+      exp->flags |= NBD_FLAG_SEND_WRITE_ZEROES;
+    if (exp->multi_conn)
+      exp->flags |= NBD_FLAG_CAN_MULTI_CONN;
+  }
+
+  /* Take the socket: our duplicate survives nbd_close, which only closes
+   * libnbd's descriptor (plain sockets; we never use TLS here). */
+  fd = nbd_aio_get_fd (h);
+  if (fd < 0)
+    return fail (h, err);
+  fd = fcntl (fd, F_DUPFD_CLOEXEC, 3);
+  if (fd < 0) {
+    snprintf (errbuf, sizeof errbuf, "dup: %s", strerror (errno));
+    if (err)
+      *err = errbuf;
+    nbd_close (h);
+    return -EIO;
+  }
+  nbd_close (h);
+  /* libnbd made it non-blocking; the kernel does its own waiting. */
+  flags = fcntl (fd, F_GETFL);
+  if (flags >= 0)
+    fcntl (fd, F_SETFL, flags & ~O_NONBLOCK);
+  *fd_out = fd;
+  return 0;
+}
+
+int
+rbdx_negotiate_many (const char *target, size_t n, int *fds,
+                     struct rbdx_export *exp, const char **err)
+{
+  struct rbdx_export first = { 0 }, e;
+  size_t i;
+  int r;
+
+  for (i = 0; i < n; i++) {
+    r = rbdx_negotiate (target, &fds[i], &e, err);
+    if (r == 0 && i > 0 && (e.size != first.size || e.flags != first.flags)) {
+      close (fds[i]);
+      if (err)
+        *err = "the export changed while connecting";
+      r = -ESTALE;
+    }
+    if (r) {
+      while (i > 0)
+        close (fds[--i]);
+      return r;
+    }
+    if (i == 0)
+      first = e;
+  }
+  if (exp)
+    *exp = first;
+  return 0;
+}
