@@ -147,7 +147,9 @@ uml_setup() {
   _uml_write_guest_lib
   : >"$UML_SHARE/env"
   : >"$UML_SHARE/mounts"
-  uml_guest_env NBD_HOST="$UML_HOST" NBD_PORT="$UML_PORT"
+  # The mapper keeps its state and logs in /share/run, so they outlive the
+  # guest (RBDX_UML_KEEP keeps them).
+  uml_guest_env NBD_HOST="$UML_HOST" NBD_PORT="$UML_PORT" RBDX_RUN_DIR=/share/run
 
   UML_NS="rbdx-kt-$$"
   ip netns add "$UML_NS" || skip "cannot create a network namespace"

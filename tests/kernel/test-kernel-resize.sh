@@ -11,7 +11,7 @@
 # be replaced by ones that negotiated the new size before I/O past the old
 # end works.  Both are the mapper's job, so the test needs it:
 #   $RBDX_MAPPER (default $RBDX_BUILD/server/rbdx), run inside the guest as
-#     MAPPER map --device /dev/nbd0 --connections 4 --io-timeout 10 \
+#     MAPPER map --device /dev/nbd0 --connections 4 --io-timeout 60 \
 #                --reattach-timeout 120 nbd://HOST:PORT/EXPORT
 #     (configures the device, prints it, leaves a supervisor running)
 #     MAPPER unmap /dev/nbd0
@@ -45,7 +45,7 @@ uml_guest_env NBD_EXPORT="$img" MAPPER="$mapper" \
 
 cat >"$UML_DIR/guest-resize.sh" <<'EOF'
 load_nbd
-"$MAPPER" map --device /dev/nbd0 --connections 4 --io-timeout 10 \
+"$MAPPER" map --device /dev/nbd0 --connections 4 --io-timeout 60 \
   --reattach-timeout 120 "nbd://$NBD_HOST:$NBD_PORT/$NBD_EXPORT"
 [ "$(dev_bytes nbd0)" -eq "$OLD_BYTES" ] || fail "nbd0 is $(dev_bytes nbd0) bytes, not $OLD_BYTES"
 mkfs.ext4 -q -F -b 4096 /dev/nbd0

@@ -25,7 +25,7 @@
 # fails the queued I/O and drops the device's size when the connection
 # goes, so a mounted file system gets I/O errors.  Reattaching is the
 # mapper's job, so the test needs it (same contract as test-kernel-resize):
-#     MAPPER map --device /dev/nbd0 --connections 4 --io-timeout 10 \
+#     MAPPER map --device /dev/nbd0 --connections 4 --io-timeout 60 \
 #                --reattach-timeout 120 nbd://HOST:PORT/EXPORT
 #     MAPPER unmap /dev/nbd0
 # and skips with "needs the rbdx mapper's reattach support" without it.
@@ -59,7 +59,7 @@ uml_guest_env NBD_EXPORT="$img" MAPPER="$mapper"
 
 cat >"$UML_DIR/guest-restart.sh" <<'EOF'
 load_nbd
-"$MAPPER" map --device /dev/nbd0 --connections 4 --io-timeout 10 \
+"$MAPPER" map --device /dev/nbd0 --connections 4 --io-timeout 60 \
   --reattach-timeout 120 "nbd://$NBD_HOST:$NBD_PORT/$NBD_EXPORT"
 four_conns() { [ "$(tcp_conns "$NBD_PORT")" -eq 4 ]; }
 wait_until 10 four_conns || fail "$(tcp_conns "$NBD_PORT") connections, expected 4"

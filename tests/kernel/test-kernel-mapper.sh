@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# test-kernel-mapper: `rbdx map`, `list-mapped`, `attach` and `unmap` end to
+# end in a UML guest kernel, for an image spec (the mapper starts and
+# supervises its own server) and for an NBD URI, plus the mapper's errors.
+#
+# The guest cannot reach the sandbox cluster (it listens on 127.0.0.1 of the
+# host), so for the image spec the mapper's server is a stand-in: the test
+# sets RBDX_NBDKIT to a script that records the command line the mapper
+# built and then runs the guest's real nbdkit with the same options
+# (--foreground --unix SOCKET [--readonly]) but the nbd
+# plugin, which forwards to the host's rbdx server through the relay.  What
+# is proven for spec mode: the mapper's nbdkit command line (plugin, spec,
+# parameters), the private socket, supervision (restart after a crash),
+# attach after the supervisor is killed, and unmap stopping the server.
+# The real plugin with that command line is what every other test runs.
+#
+# Asserts, in the guest (4 connections unless said):
+#   - map SPEC id=admin --format json: JSON with device, image, connections,
+#     server and supervisor pids; the server got --unix under RBDX_RUN_DIR,
+#     the plugin ($RBDX_PLUGIN), the canonical spec and
+#     id=admin; 4 connections reach the host; data written to the device is
+#     read back; mapping the same spec again prints the same device;
+#   - list-mapped (plain and JSON) shows the mapping;
+#   - the server is killed: the supervisor starts a new one and re-attaches,
+#     data reads back, no I/O error in the kernel log;
+#   - the supervisor is killed: `rbdx attach /dev/nbd0` brings a new
+#     supervisor and server (the old server is gone), 4 connections, data
+#     reads back;
+#   - unmap of a mounted device fails and changes nothing; after umount,
+#     unmap by spec disconnects, stops supervisor and server, removes state;
+#   - URI mode: map --device /dev/nbd1 with --read-only gives a read-only
+#     device; map --device /dev/nbd1 of another URI fails "already
+#     connected", leaving nbd1 as it was; unmap /dev/nbd1;
+#   - errors leave nothing mapped or running: a server that exits at start
+#     (its message is shown), nothing listening at the URI, no such device
+#     to unmap, bad options (exit 2).
+# On the host: the data the guest wrote is in the image (rbd export).
+# Covers: issue "rbdx mapper" map/unmap/list-mapped/attach, README "Map it".
+. "$RBDX_TESTS/lib.sh"
+. "$RBDX_TESTS/kernel/lib-uml.sh"
+uml_requires
+requires_cluster
+mapper=$(uml_mapper map)
+
+img=$(new_image 64M)
+uml_setup
+[ -x "$UML_DIR/root/usr/bin/nbdkit" ] || skip "the guest root has no nbdkit"
+sock="$UML_DIR/nbd.sock"
+uml_serve "$sock" "$img"
+uml_bridge "$sock"
+uml_guest_mount "$(dirname "$mapper")"
+uml_guest_env NBD_EXPORT="$img" MAPPER="$mapper" RBDX_PLUGIN=/plugin/rbdx.so
+
+cat >"$UML_DIR/guest-mapper.sh" <<'EOF'
+load_nbd
+json_field() { sed -n "s/.*\"$1\":\\([^,}]*\\).*/\\1/p" | tr -d '"'; }
+supervisors() { pgrep -f "^$MAPPER " | wc -l; }
+servers() { pgrep -x nbdkit | wc -l; }
+nothing_left() {
+  [ "$(supervisors)" -eq 0 ] || fail "a supervisor is left: $(pgrep -af "^$MAPPER ")"
+  [ "$(servers)" -eq 0 ] || fail "a server is left: $(pgrep -ax nbdkit)"
+  [ -z "$(ls /share/run 2>/dev/null | grep -v '^fail-')" ] || fail "state left in /share/run: $(ls /share/run)"
+  for d in 0 1 2 3; do
+    [ ! -e /sys/block/nbd$d/pid ] || fail "/dev/nbd$d is still connected"
+  done
+}
+# The stand-in server (see the host script's header).
+cat >/tmp/nbdkit <<'F'
+#!/bin/bash
+printf '%s\n' "$@" >/share/nbdkit-args
+opts=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --unix) opts+=("$1" "$2"); shift 2 ;;
+    -*) opts+=("$1"); shift ;;
+    *) break ;;
+  esac
+done
+exec nbdkit "${opts[@]}" nbd hostname="$NBD_HOST" port="$NBD_PORT"
+F
+cat >/tmp/nbdkit-fails <<'F'
+#!/bin/bash
+echo "nbdkit: rbdx[1]: error: rbdx: image 'rbd/missing' does not exist" >&2
+exit 1
+F
+chmod +x /tmp/nbdkit /tmp/nbdkit-fails
+export RBDX_NBDKIT=/tmp/nbdkit
+spec="rbd/$(basename "$NBD_EXPORT")"
+
+# --- spec mode ---
+out=$("$MAPPER" map --connections 4 --format json "$NBD_EXPORT" id=admin)
+say "map printed: $out"
+[ "$(echo "$out" | json_field device)" = /dev/nbd0 ] || fail "not /dev/nbd0: $out"
+[ "$(echo "$out" | json_field image)" = "$spec" ] || fail "image is not $spec: $out"
+[ "$(echo "$out" | json_field connections)" = 4 ] || fail "not 4 connections: $out"
+server=$(echo "$out" | json_field server_pid)
+sup=$(echo "$out" | json_field supervisor_pid)
+[ -d "/proc/$server" ] && [ -d "/proc/$sup" ] || fail "server $server or supervisor $sup not running"
+grep -qx -- --unix /share/nbdkit-args || fail "no --unix"
+grep -q "^/share/run/sup-$sup/nbd.sock$" /share/nbdkit-args || fail "socket not private: $(cat /share/nbdkit-args)"
+grep -qx /plugin/rbdx.so /share/nbdkit-args || fail "plugin not \$RBDX_PLUGIN"
+grep -qx "$spec" /share/nbdkit-args || fail "spec $spec not passed"
+grep -qx id=admin /share/nbdkit-args || fail "id=admin not passed"
+! grep -qx -- --readonly /share/nbdkit-args || fail "--readonly without -r"
+four() { [ "$(tcp_conns "$NBD_PORT")" -eq 4 ]; }
+wait_until 10 four || fail "$(tcp_conns "$NBD_PORT") connections to the host, expected 4"
+[ "$(dev_bytes nbd0)" -eq $((64 << 20)) ] || fail "nbd0 is $(dev_bytes nbd0) bytes"
+head -c $((4 << 20)) /dev/urandom >/tmp/data
+dd if=/tmp/data of=/dev/nbd0 bs=1M seek=40 oflag=direct status=none
+sha256sum </tmp/data | cut -d' ' -f1 >/share/data.sha256
+check_data() {
+  [ "$(dd if=/dev/nbd0 bs=1M skip=40 count=4 iflag=direct status=none | sha256sum | cut -d' ' -f1)" = \
+    "$(cat /share/data.sha256)" ] || fail "data read back differs ($1)"
+}
+check_data "after map"
+again=$("$MAPPER" map "$NBD_EXPORT" id=admin) || fail "mapping the mapped spec again failed"
+[ "$again" = /dev/nbd0 ] || fail "mapping again printed '$again'"
+[ "$(supervisors)" -eq 1 ] || fail "mapping again started another supervisor"
+
+list=$("$MAPPER" list-mapped)
+say "list-mapped: $list"
+echo "$list" | grep -E "^/dev/nbd0 +$spec +4 +$server +$sup " || fail "list-mapped does not show the mapping"
+"$MAPPER" list-mapped --format json | grep -q "\"device\":\"/dev/nbd0\",\"image\":\"$spec\"" ||
+  fail "list-mapped --format json: $("$MAPPER" list-mapped --format json)"
+
+# The server crashes: the supervisor restarts it and re-attaches.
+kill -9 "$server"
+restarted() {
+  local p
+  p=$("$MAPPER" list-mapped --format json | json_field server_pid)
+  [ -n "$p" ] && [ "$p" != "$server" ] && [ "$p" != null ] && [ -d "/proc/$p" ]
+}
+wait_until 20 restarted || fail "no new server 20 s after the crash"
+wait_until 20 four || fail "$(tcp_conns "$NBD_PORT") connections after the restart"
+check_data "after the server restart"
+
+# The supervisor dies: attach brings a new supervisor and server (and
+# kills the old server if it outlived its supervisor).
+server=$("$MAPPER" list-mapped --format json | json_field server_pid)
+kill -9 "$sup"
+gone() { [ "$(supervisors)" -eq 0 ]; }
+wait_until 10 gone || fail "the supervisor outlived SIGKILL"
+[ -e /sys/block/nbd0/pid ] || fail "nbd0 was disconnected when its supervisor died"
+out=$("$MAPPER" attach --format json /dev/nbd0) || fail "rbdx attach failed"
+say "attach printed: $out"
+sup=$(echo "$out" | json_field supervisor_pid)
+[ -d "/proc/$sup" ] || fail "no supervisor after attach"
+[ ! -d "/proc/$server" ] || fail "the old server (pid $server) still runs after attach"
+[ "$(servers)" -eq 1 ] || fail "$(servers) servers after attach: $(pgrep -ax nbdkit)"
+wait_until 20 four || fail "$(tcp_conns "$NBD_PORT") connections after attach"
+check_data "after attach"
+grep -qx id=admin /share/nbdkit-args || fail "attach lost id=admin: $(cat /share/nbdkit-args)"
+
+# Busy: mounted (the file system ends before the data at 40 MiB).
+mkfs.ext4 -q -F /dev/nbd0 32M
+mkdir -p /mnt/fs
+mount /dev/nbd0 /mnt/fs
+if "$MAPPER" unmap "$spec" 2>/tmp/err; then fail "unmap of a mounted device succeeded"; fi
+grep -q "in use" /tmp/err || fail "unmap of a mounted device said: $(cat /tmp/err)"
+[ -d "/proc/$sup" ] && [ -e /sys/block/nbd0/pid ] || fail "the refused unmap changed something"
+umount /mnt/fs
+"$MAPPER" unmap "$spec" || fail "unmap failed"
+nothing_left
+dmesg | grep -E "I/O error|Buffer I/O" && fail "the kernel logged I/O errors"
+
+# --- URI mode ---
+uri="nbd://$NBD_HOST:$NBD_PORT/$NBD_EXPORT"
+dev=$("$MAPPER" map --device /dev/nbd1 --connections 2 --read-only "$uri") || fail "map URI failed"
+[ "$dev" = /dev/nbd1 ] || fail "map --device /dev/nbd1 printed $dev"
+[ "$(cat /sys/block/nbd1/ro)" = 1 ] || fail "nbd1 is not read-only"
+if dd if=/dev/zero of=/dev/nbd1 bs=4k count=1 oflag=direct status=none 2>/dev/null; then
+  fail "a write to the read-only device succeeded"
+fi
+if "$MAPPER" map --device /dev/nbd1 "nbd://$NBD_HOST:$NBD_PORT" 2>/tmp/err; then
+  fail "mapping onto a connected device succeeded"
+fi
+grep -q "already connected" /tmp/err || fail "mapping onto nbd1 said: $(cat /tmp/err)"
+[ "$(supervisors)" -eq 1 ] || fail "the failed map left a supervisor"
+"$MAPPER" unmap /dev/nbd1 || fail "unmap /dev/nbd1 failed"
+nothing_left
+
+# --- errors ---
+if RBDX_NBDKIT=/tmp/nbdkit-fails "$MAPPER" map rbd/missing 2>/tmp/err; then
+  fail "map with a failing server succeeded"
+fi
+grep -q "does not exist" /tmp/err || fail "the server's message is not shown: $(cat /tmp/err)"
+nothing_left
+if "$MAPPER" map "nbd://$NBD_HOST:1/x" 2>/tmp/err; then fail "map of a dead URI succeeded"; fi
+grep -qi "connect" /tmp/err || fail "map of a dead URI said: $(cat /tmp/err)"
+nothing_left
+rc=0; "$MAPPER" unmap /dev/nbd3 2>/tmp/err || rc=$?
+[ "$rc" -eq 1 ] && grep -q "not mapped" /tmp/err || fail "unmap of an unmapped device: rc $rc, $(cat /tmp/err)"
+rc=0; "$MAPPER" map --connections 0 "$NBD_EXPORT" 2>/dev/null || rc=$?
+[ "$rc" -eq 2 ] || fail "--connections 0 gave exit $rc, not 2"
+rc=0; "$MAPPER" map --device /dev/sda "$NBD_EXPORT" 2>/dev/null || rc=$?
+[ "$rc" -eq 2 ] || fail "--device /dev/sda gave exit $rc, not 2"
+nothing_left
+say "ok"
+EOF
+
+uml_run "$UML_DIR/guest-mapper.sh" 300
+
+# The guest's write reached the image.
+want=$(cat "$UML_SHARE/data.sha256")
+rbd export --no-progress "$img" "$UML_DIR/image.raw" >/dev/null
+got=$(dd if="$UML_DIR/image.raw" bs=1M skip=40 count=4 status=none | sha256sum | cut -d' ' -f1)
+[ "$got" = "$want" ] || fail "the image does not hold the data the guest wrote"
+say "ok: map, list-mapped, restart, attach, unmap and the errors work in the guest kernel"
