@@ -1,10 +1,14 @@
 /* rbdx plugin: one connection's librbd context (see ctx.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
 
 #include "cluster.h"
 #include "ctx.h"
@@ -110,6 +114,30 @@ open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
   return 0;
 }
 
+/* size_file=: replace PATH with the size in bytes (decimal and a newline)
+ * by writing a temporary file beside it and renaming it over, so a reader
+ * never sees a partial value.  Every context of every connection does it
+ * when it learns a size; they all write the same value.  Errors go to
+ * nbdkit's debug output only: the export works without the file. */
+static void
+publish_size (const struct rbdx_ctx *ctx, uint64_t size)
+{
+  char tmp[4200];
+  FILE *f;
+
+  if (!ctx->size_file)
+    return;
+  snprintf (tmp, sizeof tmp, "%s.%ld.%p", ctx->size_file, (long) getpid (),
+            (const void *) ctx);
+  f = fopen (tmp, "we");
+  if (!f || fprintf (f, "%" PRIu64 "\n", size) < 0 || fclose (f) == EOF ||
+      rename (tmp, ctx->size_file) == -1) {
+    nbdkit_debug ("rbdx: cannot write size_file=%s: %m", ctx->size_file);
+    if (f)
+      unlink (tmp);
+  }
+}
+
 /* librbd calls this (on one of its threads) after the image header
  * changed, e.g. a resize by another client (the pattern rbd-nbd uses to
  * follow resizes). */
@@ -119,8 +147,9 @@ on_update (void *arg)
   struct rbdx_ctx *ctx = arg;
   uint64_t size;
 
-  if (rbd_get_size (ctx->image, &size) == 0)
-    atomic_store (&ctx->cur_size, size);
+  if (rbd_get_size (ctx->image, &size) == 0 &&
+      atomic_exchange (&ctx->cur_size, size) != size)
+    publish_size (ctx, size);
 }
 
 int
@@ -149,7 +178,10 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
     ctx->cluster = NULL;
     goto fail;
   }
+  ctx->size_file = spec->snap ? NULL : o->size_file;
   r = open_image (ctx, o, spec, flags, err, errlen);
+  if (r == 0)
+    publish_size (ctx, ctx->size);
   if (r < 0 || (flags & RBDX_CTX_PROBE))
     goto out;
 

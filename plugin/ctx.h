@@ -47,6 +47,7 @@ struct rbdx_ctx {
   uint64_t object_size;      /**< bytes (1 << order). */
   bool cache_on;             /**< effective rbd_cache after image-level overrides. */
   char *name;                /**< canonical "pool/[ns/]image[@snap]", owned. */
+  const char *size_file;     /**< size_file= or NULL; not owned. */
 };
 
 /** Connect, open @p spec and set up completion reaping.

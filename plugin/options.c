@@ -82,6 +82,9 @@ set_ceph (struct rbdx_options *o, const char *name, const char *value,
 static const char *const writers_names[] = {
   "auto", "shared", "per-connection", NULL
 };
+static const char *const advertise_names[] = {
+  "image", "max", NULL
+};
 static const char *const completion_names[] = {
   "auto", "io_uring", "eventfd", NULL
 };
@@ -190,6 +193,14 @@ rbdx_options_set (struct rbdx_options *o, const char *key, const char *value,
     return set_once (&o->mon_host, key, value, err, errlen);
   if (strcmp (key, "cluster") == 0)
     return set_once (&o->cluster, key, value, err, errlen);
+  if (strcmp (key, "size_file") == 0) {
+    if (value[0] != '/')
+      return fail (err, errlen, "size_file='%s': must be an absolute path", value);
+    return set_once (&o->size_file, key, value, err, errlen);
+  }
+  if (strcmp (key, "advertise_size") == 0)
+    return set_keyword (key, value, advertise_names, (int *) &o->advertise_size,
+                        &o->advertise_size_set, err, errlen);
   if (strcmp (key, "completion") == 0)
     return set_keyword (key, value, completion_names, (int *) &o->completion,
                         &o->completion_set, err, errlen);
@@ -293,6 +304,7 @@ rbdx_options_free (struct rbdx_options *o)
   free (o->keyring);
   free (o->mon_host);
   free (o->cluster);
+  free (o->size_file);
   for (i = 0; i < o->nceph; i++) {
     free (o->ceph[i].name);
     free (o->ceph[i].value);

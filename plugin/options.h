@@ -35,6 +35,21 @@ struct rbdx_ceph_option {
 
 /** Everything the user configured.  Strings are heap-owned; NULL means
  * "not given" (the Ceph default applies). */
+/** advertise_size=: the export size told in the NBD handshake. */
+enum rbdx_advertise {
+  RBDX_ADVERTISE_IMAGE = 0,   /**< the image's size (the NBD default). */
+  RBDX_ADVERTISE_MAX,         /**< RBDX_ADVERTISE_MAX_BYTES, for clients that
+                                   take the size from elsewhere (the rbdx mapper
+                                   gives the kernel the real one), so that a
+                                   connection stays usable when the image grows;
+                                   requests past the image's current end still
+                                   fail as usual. */
+};
+
+/** The size advertised with advertise_size=max: the largest multiple of
+ * 4096 that nbdkit's int64_t sizes hold. */
+#define RBDX_ADVERTISE_MAX_BYTES (INT64_MAX & ~(int64_t) 4095)
+
 struct rbdx_options {
   struct rbdx_spec spec;      /**< image=; spec.image == NULL until given. */
   char *image_text;           /**< image= as given (re-read against pool=). */
@@ -53,12 +68,15 @@ struct rbdx_options {
   size_t nceph;
   enum rbdx_completion completion;  /**< completion= */
   bool completion_set;
+  char *size_file;            /**< size_file= : where to publish the image size. */
+  enum rbdx_advertise advertise_size;  /**< advertise_size= */
+  bool advertise_size_set;
 };
 
 /** Apply one parameter.
  *
  * Keys: image, pool, conf, id, keyring, mon_host, cluster, completion,
- * writers, exclusive (true/false, yes/no, on/off, 1/0) and ceph.NAME (repeatable; a later value for the same NAME replaces the
+ * writers, size_file, advertise_size (image|max), exclusive (true/false, yes/no, on/off, 1/0) and ceph.NAME (repeatable; a later value for the same NAME replaces the
  * earlier one).  Every other key, an empty value, or a repeated
  * non-repeatable key is an error.
  *

@@ -403,6 +403,11 @@ static int64_t
 rbdx_get_size (void *handle)
 {
   struct rbdx_conn *conn = handle;
+
+  /* advertise_size=max: each request is still bounded by the image's
+   * current size (cur_size, kept by the update watch). */
+  if (opts.advertise_size == RBDX_ADVERTISE_MAX && conn->ctx->watching)
+    return RBDX_ADVERTISE_MAX_BYTES;
   return (int64_t) conn->ctx->size;
 }
 
@@ -645,7 +650,12 @@ rbdx_dump_plugin (void)
   "ceph.OPTION=VALUE    Any Ceph option, set with rados_conf_set (repeatable).\n" \
   "completion=auto|io_uring|eventfd\n" \
   "                     How completions are reaped (default: auto = io_uring,\n" \
-  "                     falling back to poll(2) on the eventfd)."
+  "                     falling back to poll(2) on the eventfd).\n" \
+  "size_file=PATH       Keep the image's current size (bytes) in PATH.\n" \
+  "advertise_size=image|max\n" \
+  "                     Size told in the handshake: the image's, or the largest\n" \
+  "                     possible for clients that get the size elsewhere (the\n" \
+  "                     rbdx mapper), so connections survive the image growing."
 
 static struct nbdkit_plugin plugin = {
   .name               = "rbdx",

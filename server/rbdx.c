@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +26,8 @@
 #include "supervise.h"
 
 #define MAX_MAPPED 1024
+
+int rbdx_lock_fd = -1;      /* see lock_run_dir; closed by the supervisor */
 
 static const char *prog = "rbdx";
 
@@ -71,6 +74,13 @@ is_uri (const char *t)
   return strstr (t, "://") != NULL;
 }
 
+/* The kernel needs a plain socket: no TLS (nbds://), no ssh tunnel. */
+static bool
+uri_supported (const char *t)
+{
+  return strncmp (t, "nbd://", 6) == 0 || strncmp (t, "nbd+unix://", 11) == 0;
+}
+
 /* Canonical form of an image spec, or the URI unchanged.  0 or -1. */
 static int
 canonical (const char *text, char *buf, size_t len, const char **why)
@@ -78,6 +88,11 @@ canonical (const char *text, char *buf, size_t len, const char **why)
   struct rbdx_spec spec = { 0 };
 
   if (is_uri (text)) {
+    if (!uri_supported (text)) {
+      *why = "only nbd:// and nbd+unix:// URIs can be mapped (the kernel "
+             "cannot speak TLS or go through ssh)";
+      return -1;
+    }
     if (strlen (text) >= len) {
       *why = "too long";
       return -1;
@@ -155,7 +170,7 @@ remove_stale_dirs (void)
     if (sscanf (e->d_name, "sup-%ld", &pid) != 1 || rbdx_pid_alive ((pid_t) pid))
       continue;
     snprintf (path, sizeof path, "%s/%s", rbdx_run_dir (), e->d_name);
-    for (const char **f = (const char *[]) { "nbd.sock", "server.log", "supervisor.log", NULL };
+    for (const char **f = (const char *[]) { "nbd.sock", "server.log", "supervisor.log", "size", NULL };
          *f; f++) {
       snprintf (file, sizeof file, "%s/%s", path, *f);
       unlink (file);
@@ -177,7 +192,8 @@ load_mapped (struct rbdx_state *out, int max)
   for (int i = 0; i < n && k < max; i++) {
     if (rbdx_state_load (idx[i], &out[k]) < 0)
       continue;
-    if (!rbdx_pid_alive (out[k].supervisor) && !rbdx_device_connected (idx[i])) {
+    if (!rbdx_proc_is (out[k].supervisor, out[k].supervisor_start) &&
+        !rbdx_device_connected (idx[i])) {
       rbdx_state_remove (idx[i]);
       continue;
     }
@@ -233,11 +249,35 @@ default_connections (void)
 static void
 add_param (struct rbdx_map_opts *o, const char *key, const char *value)
 {
-  char *p;
+  char *p, *abs = NULL;
+
+  /* The supervisor runs in /: make file names absolute now. */
+  if (!*key) {
+    const char *eq = strchr (value, '=');
+    size_t klen = eq ? (size_t) (eq - value) : 0;
+    if (eq && eq[1] && eq[1] != '/' &&
+        ((klen == 4 && !strncmp (value, "conf", 4)) ||
+         (klen == 7 && !strncmp (value, "keyring", 7)))) {
+      char *real = realpath (eq + 1, NULL);
+      if (!real)
+        die (1, "%s: %s", value, strerror (errno));
+      if (asprintf (&abs, "%.*s=%s", (int) klen, value, real) < 0)
+        die (1, "out of memory");
+      free (real);
+      value = abs;
+    }
+  }
+  else if ((!strcmp (key, "conf=") || !strcmp (key, "keyring=")) && value[0] != '/') {
+    abs = realpath (value, NULL);
+    if (!abs)
+      die (1, "--%.*s %s: %s", (int) strlen (key) - 1, key, value, strerror (errno));
+    value = abs;
+  }
   o->params = realloc (o->params, (o->nparams + 1) * sizeof *o->params);
   if (!o->params || asprintf (&p, "%s%s", key, value) < 0)
     die (1, "out of memory");
   o->params[o->nparams++] = p;
+  free (abs);
 }
 
 /* Load the nbd module if its netlink family is missing; then say clearly
@@ -254,7 +294,8 @@ require_nbd_driver (void)
       int null = open ("/dev/null", O_RDWR);
       dup2 (null, 1);
       dup2 (null, 2);
-      execlp ("modprobe", "modprobe", "nbd", (char *) NULL);
+      execl ("/sbin/modprobe", "modprobe", "nbd", (char *) NULL);
+      execl ("/usr/sbin/modprobe", "modprobe", "nbd", (char *) NULL);
       _exit (127);
     }
     if (pid > 0)
@@ -262,8 +303,8 @@ require_nbd_driver (void)
     r = rbdx_nl_open (&nl);
   }
   if (r == -ENOENT)
-    die (1, "the kernel has no NBD driver (no \"nbd\" netlink family after "
-         "`modprobe nbd`): nothing was mapped");
+    die (1, "the kernel has no NBD driver (no \"nbd\" netlink family, and "
+         "`modprobe nbd` did not load one): nothing was mapped");
   if (r)
     die (1, "cannot open a netlink socket: %s", strerror (-r));
   rbdx_nl_close (nl);
@@ -292,7 +333,7 @@ static const struct option long_opts[] = {
 
 struct cli {
   struct rbdx_map_opts o;
-  bool json, force, device_set;
+  bool json, force, device_set, resize_poll_set;
   char **args;      /* positional arguments */
   int nargs;
 };
@@ -310,12 +351,17 @@ parse_cli (int argc, char **argv, struct cli *c)
   c->o.nbdkit = getenv ("RBDX_NBDKIT") && *getenv ("RBDX_NBDKIT") ? getenv ("RBDX_NBDKIT") : "nbdkit";
   c->o.plugin = getenv ("RBDX_PLUGIN") && *getenv ("RBDX_PLUGIN") ? getenv ("RBDX_PLUGIN") : "rbdx";
   optind = 1;
-  while ((ch = getopt_long (argc, argv, "c:rd:o:h", long_opts, NULL)) != -1) {
+  opterr = 0;      /* our own messages, prefixed "rbdx:" */
+  while ((ch = getopt_long (argc, argv, ":c:rd:o:h", long_opts, NULL)) != -1) {
     switch (ch) {
     case 'c':
-      c->o.connections = parse_seconds ("--connections", optarg, 16);
-      if (c->o.connections == 0)
-        die (2, "--connections must be from 1 to 16, not '%s'", optarg);
+      {
+        char *end;
+        long n = strtol (optarg, &end, 10);
+        if (end == optarg || *end || n < 1 || n > 16)
+          die (2, "--connections must be a number from 1 to 16, not '%s'", optarg);
+        c->o.connections = (unsigned) n;
+      }
       c->o.connections_set = true;
       break;
     case 'r': c->o.read_only = true; break;
@@ -330,7 +376,10 @@ parse_cli (int argc, char **argv, struct cli *c)
     case OPT_REATTACH:
       c->o.reattach_timeout = parse_seconds ("--reattach-timeout", optarg, 86400);
       break;
-    case OPT_RESIZE: c->o.resize_poll = parse_seconds ("--resize-poll", optarg, 86400); break;
+    case OPT_RESIZE:
+      c->o.resize_poll = parse_seconds ("--resize-poll", optarg, 86400);
+      c->resize_poll_set = true;
+      break;
     case OPT_ID: add_param (&c->o, "id=", optarg); break;
     case OPT_CONF: add_param (&c->o, "conf=", optarg); break;
     case OPT_KEYRING: add_param (&c->o, "keyring=", optarg); break;
@@ -347,7 +396,10 @@ parse_cli (int argc, char **argv, struct cli *c)
       break;
     case OPT_FORCE: c->force = true; break;
     case 'h': usage (stdout); exit (0);
-    default: usage (stderr); exit (2);
+    case ':':
+      die (2, "%s needs a value (see rbdx --help)", argv[optind - 1]);
+    default:
+      die (2, "unknown option '%s' (see rbdx --help)", argv[optind - 1]);
     }
   }
   /* GNU getopt permutes: options may also follow the spec, as in rbdxtab
@@ -369,7 +421,7 @@ set_target (struct cli *c, char **args, int nargs)
   if (nargs < 1)
     die (2, "no image spec or NBD URI given");
   if (canonical (args[0], c->o.target, sizeof c->o.target, &why) < 0)
-    die (2, "bad image spec '%s': %s", args[0], why);
+    die (2, "bad %s '%s': %s", is_uri (args[0]) ? "NBD URI" : "image spec", args[0], why);
   c->o.is_uri = is_uri (args[0]);
   for (int i = 1; i < nargs; i++) {
     if (!strchr (args[i], '=') || args[i][0] == '=')
@@ -381,6 +433,24 @@ set_target (struct cli *c, char **args, int nargs)
          "(%s) cannot apply", args[0], c->o.params[0]);
   if (!c->o.is_uri && strchr (c->o.target, '@'))
     c->o.read_only = true;    /* a snapshot maps read-only */
+}
+
+/* Serialise map and attach (two maps of one image must not both map it).
+ * The lock is held until this process exits; the supervisor closes its
+ * inherited descriptor at once. */
+static void
+lock_run_dir (void)
+{
+  char path[4200];
+  int fd;
+
+  if (rbdx_state_mkdir ())
+    die (1, "cannot create %s: %s", rbdx_run_dir (), strerror (errno));
+  snprintf (path, sizeof path, "%s/lock", rbdx_run_dir ());
+  fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0 || flock (fd, LOCK_EX) == -1)
+    die (1, "cannot lock %s: %s", path, strerror (errno));
+  rbdx_lock_fd = fd;
 }
 
 static int
@@ -399,8 +469,7 @@ cmd_map (struct cli *c)
     die (1, "mapping a device needs root (CAP_SYS_ADMIN for the kernel's NBD "
          "netlink interface)");
   require_nbd_driver ();
-  if (rbdx_state_mkdir ())
-    die (1, "cannot create %s: %s", rbdx_run_dir (), strerror (errno));
+  lock_run_dir ();
   n = load_mapped (all, MAX_MAPPED);
   st = find_mapped (c->o.target, all, n);
   if (st && rbdx_device_connected (st->index)) {
@@ -427,31 +496,12 @@ wait_gone (pid_t pid, double secs)
   return !rbdx_pid_alive (pid);
 }
 
-/* Whether the server recorded in @p st still runs: its command line names
- * the supervisor's private socket (so a reused pid is never mistaken). */
+/* Whether the server recorded in @p st still runs (the same process: its
+ * start time matches, so a reused pid is never signalled). */
 static bool
 server_running (const struct rbdx_state *st)
 {
-  char path[64], cmd[8192];
-  ssize_t n;
-  int fd;
-
-  if (st->server <= 0 || !st->socket[0])
-    return false;
-  snprintf (path, sizeof path, "/proc/%ld/cmdline", (long) st->server);
-  fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
-  n = read (fd, cmd, sizeof cmd - 1);
-  close (fd);
-  if (n <= 0)
-    return false;
-  for (ssize_t i = 0; i < n; i += (ssize_t) strlen (cmd + i) + 1) {
-    cmd[n] = '\0';
-    if (strcmp (cmd + i, st->socket) == 0)
-      return true;
-  }
-  return false;
+  return st->server > 0 && rbdx_proc_is (st->server, st->server_start);
 }
 
 static int
@@ -477,17 +527,19 @@ cmd_unmap (struct cli *c)
   }
   snprintf (dev, sizeof dev, "/dev/nbd%d", st->index);
   /* Busy: mounted, held by device-mapper, or opened exclusively. */
-  fd = open (dev, (st->read_only ? O_RDONLY : O_RDWR) | O_EXCL | O_CLOEXEC);
+  /* O_RDONLY: a read-only device refuses O_RDWR with EACCES, which would
+   * hide that it is mounted.  fsync works on it all the same. */
+  fd = open (dev, O_RDONLY | O_EXCL | O_CLOEXEC);
   if (fd < 0 && errno == EBUSY && !c->force)
     die (1, "%s is in use (mounted or held open exclusively); unmount it first, "
          "or use --force", dev);
   if (fd >= 0) {
     /* Write back what the page cache holds and flush the server. */
-    if (!st->read_only && fsync (fd) == -1)
+    if (fsync (fd) == -1 && errno != EROFS && errno != EINVAL)
       fprintf (stderr, "%s: warning: flushing %s: %s\n", prog, dev, strerror (errno));
     close (fd);
   }
-  if (rbdx_pid_alive (st->supervisor)) {
+  if (rbdx_proc_is (st->supervisor, st->supervisor_start)) {
     kill (st->supervisor, SIGTERM);
     if (!wait_gone (st->supervisor, 90))
       die (1, "the supervisor of %s (pid %ld) did not finish unmapping in 90 s", dev,
@@ -535,10 +587,11 @@ cmd_attach (struct cli *c)
   if (geteuid () != 0)
     die (1, "attaching a device needs root");
   require_nbd_driver ();
+  lock_run_dir ();
   if (!rbdx_device_connected (index))
     die (1, "/dev/nbd%d is not connected: use rbdx map", index);
   r = rbdx_state_load (index, &st);
-  if (r == 0 && rbdx_pid_alive (st.supervisor)) {
+  if (r == 0 && rbdx_proc_is (st.supervisor, st.supervisor_start)) {
     /* Its supervisor re-attaches by itself; ask it to try now. */
     kill (st.supervisor, SIGUSR1);
     print_mapping (c->json, index, st.target, st.connections, (long) st.server,
@@ -559,6 +612,8 @@ cmd_attach (struct cli *c)
     }
     if (!c->o.connections_set)
       c->o.connections = st.connections;
+    if (!c->resize_poll_set)
+      c->o.resize_poll = st.resize_poll;
     if (server_running (&st))
       c->o.orphan = (long) st.server;
   }
@@ -567,8 +622,6 @@ cmd_attach (struct cli *c)
          "mapped from", index);
   if (!c->o.connections)
     c->o.connections = default_connections ();
-  if (rbdx_state_mkdir ())
-    die (1, "cannot create %s: %s", rbdx_run_dir (), strerror (errno));
   c->o.device = index;
   c->o.attach = true;
   c->o.connections_set = true;

@@ -43,9 +43,11 @@ rbdx_state_save (const struct rbdx_state *st)
   if (!f)
     return -errno;
   fprintf (f, "index=%d\ntarget=%s\nbackend=%s\nsocket=%s\nconnections=%u\n"
-           "supervisor=%ld\nserver=%ld\nread_only=%d\nparams=%s\n",
+           "supervisor=%ld\nsupervisor_start=%llu\nserver=%ld\nserver_start=%llu\n"
+           "resize_poll=%u\nread_only=%d\nparams=%s\n",
            st->index, st->target, st->backend, st->socket, st->connections,
-           (long) st->supervisor, (long) st->server, st->read_only ? 1 : 0, st->params);
+           (long) st->supervisor, st->supervisor_start, (long) st->server,
+           st->server_start, st->resize_poll, st->read_only ? 1 : 0, st->params);
   if (fclose (f) == EOF || rename (tmp, path) == -1) {
     int e = errno;
     unlink (tmp);
@@ -86,6 +88,9 @@ rbdx_state_load (int index, struct rbdx_state *st)
     else if (!strcmp (line, "connections")) st->connections = (unsigned) atoi (v);
     else if (!strcmp (line, "supervisor")) st->supervisor = (pid_t) atol (v);
     else if (!strcmp (line, "server")) st->server = (pid_t) atol (v);
+    else if (!strcmp (line, "supervisor_start")) st->supervisor_start = strtoull (v, NULL, 10);
+    else if (!strcmp (line, "server_start")) st->server_start = strtoull (v, NULL, 10);
+    else if (!strcmp (line, "resize_poll")) st->resize_poll = (unsigned) atoi (v);
     else if (!strcmp (line, "read_only")) st->read_only = atoi (v) != 0;
     else if (!strcmp (line, "params")) snprintf (st->params, sizeof st->params, "%s", v);
   }
@@ -160,4 +165,40 @@ bool
 rbdx_pid_alive (pid_t pid)
 {
   return pid > 0 && (kill (pid, 0) == 0 || errno == EPERM);
+}
+
+unsigned long long
+rbdx_proc_start (pid_t pid)
+{
+  char path[64], buf[1024], *p;
+  unsigned long long start = 0;
+  FILE *f;
+  int field;
+
+  if (pid <= 0)
+    return 0;
+  snprintf (path, sizeof path, "/proc/%ld/stat", (long) pid);
+  f = fopen (path, "re");
+  if (!f)
+    return 0;
+  if (!fgets (buf, sizeof buf, f)) {
+    fclose (f);
+    return 0;
+  }
+  fclose (f);
+  /* Field 2 (comm) may hold blanks and parentheses: count after the last ')'. */
+  p = strrchr (buf, ')');
+  if (!p)
+    return 0;
+  for (field = 2; p && field < 22; field++)
+    p = strchr (p + 1, ' ');
+  if (p)
+    start = strtoull (p + 1, NULL, 10);
+  return start;
+}
+
+bool
+rbdx_proc_is (pid_t pid, unsigned long long start)
+{
+  return start != 0 && rbdx_proc_start (pid) == start;
 }

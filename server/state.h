@@ -21,7 +21,12 @@ struct rbdx_state {
   char socket[RBDX_TARGET_MAX];    /**< the private server socket, or "" */
   unsigned connections;            /**< connections configured */
   pid_t supervisor;                /**< the supervising rbdx process */
+  unsigned long long supervisor_start; /**< its start time (/proc/PID/stat
+                                        field 22, clock ticks after boot), so
+                                        a reused pid is never signalled */
   pid_t server;                    /**< its nbdkit, 0 for an NBD URI */
+  unsigned long long server_start; /**< the server's start time, likewise */
+  unsigned resize_poll;            /**< seconds, as mapped */
   bool read_only;
   /** Plugin parameters KEY=VALUE given to `rbdx map`, each followed by
    *  RBDX_PARAM_SEP (so a server can be started again by `rbdx attach`). */
@@ -60,5 +65,12 @@ unsigned long long rbdx_device_bytes (int index);
 
 /** Whether process @p pid exists. */
 bool rbdx_pid_alive (pid_t pid);
+
+/** Start time of process @p pid (/proc/PID/stat field 22, clock ticks
+ *  since boot), 0 when there is no such process. */
+unsigned long long rbdx_proc_start (pid_t pid);
+
+/** Whether @p pid is still the process that started at @p start. */
+bool rbdx_proc_is (pid_t pid, unsigned long long start);
 
 #endif

@@ -35,7 +35,7 @@ struct copy {
 struct sup {
   const struct rbdx_map_opts *o;
   unsigned conns;
-  char dir[256], sock[300], srvlog[300];
+  char dir[256], sock[300], srvlog[300], sizefile[300];
   char backend[RBDX_TARGET_MAX + 8];
   const char *connect_to;
   pid_t server;
@@ -52,6 +52,8 @@ struct sup {
   double restart_delay;
   unsigned disconnected_ticks;
   bool usr1;
+  bool said_no_size;
+  double short_since;      /* when fewer live copies than slots were first seen */
 };
 
 static double
@@ -153,6 +155,7 @@ remove_private_dir (struct sup *s)
   char path[400];
   unlink (s->sock);
   unlink (s->srvlog);
+  unlink (s->sizefile);
   snprintf (path, sizeof path, "%s/supervisor.log", s->dir);
   unlink (path);
   rmdir (s->dir);
@@ -185,11 +188,16 @@ spawn_server (struct sup *s)
 {
   const struct rbdx_map_opts *o = s->o;
   char **argv = calloc (o->nparams + 16, sizeof *argv);
+  char size_param[320];
   size_t n = 0, i;
   pid_t pid, parent;
 
   if (!argv)
     return -ENOMEM;
+  if (snprintf (size_param, sizeof size_param, "size_file=%s", s->sizefile) < 0) {
+    free (argv);
+    return -EINVAL;
+  }
   argv[n++] = (char *) o->nbdkit;
   argv[n++] = "--foreground";
   argv[n++] = "--unix";
@@ -198,6 +206,11 @@ spawn_server (struct sup *s)
     argv[n++] = "--readonly";
   argv[n++] = (char *) o->plugin;
   argv[n++] = (char *) o->target;
+  /* Our own server tells every connection the largest size and publishes
+   * the image's real size in a file: growth then needs no new connections
+   * (see server/README.md). */
+  argv[n++] = size_param;
+  argv[n++] = "advertise_size=max";
   for (i = 0; i < o->nparams; i++)
     argv[n++] = o->params[i];
   argv[n] = NULL;
@@ -223,6 +236,7 @@ spawn_server (struct sup *s)
     }
     if (null >= 0)
       dup2 (null, 0);
+    close_range (3, ~0U, 0);   /* nothing of ours leaks into the server */
     sigemptyset (&none);
     sigprocmask (SIG_SETMASK, &none, NULL);
     signal (SIGPIPE, SIG_DFL);
@@ -316,7 +330,46 @@ reattach (struct sup *s)
   s->dead_since = s->dead ? now () : 0;
 }
 
-/* Ask the server for the export's size now; follow it. */
+/* The image size our server publishes (size_file=), 0 if not there. */
+static uint64_t
+read_size_file (const struct sup *s)
+{
+  unsigned long long v = 0;
+  FILE *f = fopen (s->sizefile, "re");
+
+  if (!f)
+    return 0;
+  if (fscanf (f, "%llu", &v) != 1)
+    v = 0;
+  fclose (f);
+  return v;
+}
+
+/* Spec mode: every connection advertises the largest size, so a resize
+ * only needs the device's size changed. */
+static void
+follow_size_file (struct sup *s)
+{
+  uint64_t v = read_size_file (s);
+  int r;
+
+  if (!v) {
+    if (!s->said_no_size)
+      logmsg ("no size in %s: resizes are not followed", s->sizefile);
+    s->said_no_size = true;
+    return;
+  }
+  if (v == s->dev_size)
+    return;
+  r = rbdx_nl_reconfigure (s->cmd, s->index, s->backend, NULL, 0, v);
+  logmsg ("the image's size changed from %llu to %llu bytes: %s",
+          (unsigned long long) s->dev_size, (unsigned long long) v,
+          r ? errno_text (r) : "device size set");
+  if (!r)
+    s->dev_size = v;
+}
+
+/* URI mode: ask the server for the export's size now; follow it. */
 static void
 poll_size (struct sup *s)
 {
@@ -398,7 +451,9 @@ save_state (struct sup *s)
 {
   struct rbdx_state st = {
     .index = s->index, .connections = s->conns, .supervisor = getpid (),
-    .server = s->server, .read_only = s->o->read_only,
+    .supervisor_start = rbdx_proc_start (getpid ()),
+    .server = s->server, .server_start = rbdx_proc_start (s->server),
+    .read_only = s->o->read_only, .resize_poll = s->o->resize_poll,
   };
   int r;
 
@@ -515,9 +570,28 @@ run (struct sup *s)
     if (s->grow_to)
       finish_growth (s);
     if (s->o->resize_poll && !s->dead && t >= s->next_poll) {
-      s->next_poll = t + s->o->resize_poll;
-      poll_size (s);
+      if (s->o->is_uri) {
+        s->next_poll = t + s->o->resize_poll;
+        poll_size (s);
+      }
+      else {
+        s->next_poll = t + 0.2;     /* a local file: cheap */
+        follow_size_file (s);
+      }
     }
+    /* A LINK_DEAD event lost (multicast overrun): the kernel shut those
+     * sockets down, so their copies are gone; after 2 s, count from them. */
+    if (!s->dead && s->ncopies < s->conns) {
+      if (!s->short_since)
+        s->short_since = t;
+      else if (t - s->short_since > 2) {
+        s->dead = s->conns - (unsigned) s->ncopies;
+        s->dead_since = t - 1;
+        logmsg ("%u connection(s) found dead without an event", s->dead);
+      }
+    }
+    else
+      s->short_since = 0;
     if (!rbdx_device_connected (s->index)) {
       if (++s->disconnected_ticks >= 10) {
         logmsg ("/dev/nbd%d was disconnected by someone else", s->index);
@@ -541,12 +615,18 @@ supervise (const struct rbdx_map_opts *o, int report_fd)
   sigset_t mask;
   char path[400], tail[1024];
 
+  /* The flock belongs to the open file description that `rbdx map` still
+   * holds: closing our copy (never LOCK_UN) leaves it to the parent. */
+  if (rbdx_lock_fd >= 0)
+    close (rbdx_lock_fd);
   memset (s, 0, sizeof *s);
   s->o = o;
   s->report_fd = report_fd;
   s->index = o->device;
   s->conns = o->connections;
   setsid ();
+  if (chdir ("/") == -1)
+    _exit (1);
   signal (SIGPIPE, SIG_IGN);
   sigemptyset (&mask);
   sigaddset (&mask, SIGTERM);
@@ -566,7 +646,8 @@ supervise (const struct rbdx_map_opts *o, int report_fd)
   }
   if (snprintf (s->dir, sizeof s->dir, "%s/sup-%ld", rbdx_run_dir (), (long) getpid ()) < 0 ||
       snprintf (s->sock, sizeof s->sock, "%s/nbd.sock", s->dir) < 0 ||
-      snprintf (s->srvlog, sizeof s->srvlog, "%s/server.log", s->dir) < 0)
+      snprintf (s->srvlog, sizeof s->srvlog, "%s/server.log", s->dir) < 0 ||
+      snprintf (s->sizefile, sizeof s->sizefile, "%s/size", s->dir) < 0)
     _exit (1);
   snprintf (s->backend, sizeof s->backend, "rbdx:%s", o->target);
   s->connect_to = o->is_uri ? o->target : s->sock;
@@ -634,6 +715,25 @@ supervise (const struct rbdx_map_opts *o, int report_fd)
     if (r)
       fail_start (s, "cannot connect: %s", why ? why : strerror (-r));
   }
+  if (o->is_uri && e.size == (uint64_t) INT64_MAX - 4095) {
+    for (unsigned i = 0; i < s->conns; i++)
+      close (fds[i]);
+    fail_start (s, "%s advertises the largest possible size (an rbdx server with "
+                "advertise_size=max): map the image spec instead", o->target);
+  }
+  /* Our own server advertises the largest size; the real one is in the
+   * size file (a stand-in server may not write it: then the handshake's). */
+  if (!o->is_uri) {
+    uint64_t v = read_size_file (s);
+    if (v)
+      e.size = v;
+    else if (e.size == (uint64_t) INT64_MAX - 4095) {
+      for (unsigned i = 0; i < s->conns; i++)
+        close (fds[i]);
+      fail_start (s, "the rbdx server did not publish the size of %s in %s",
+                  o->target, s->sizefile);
+    }
+  }
   if (e.size == 0) {
     for (unsigned i = 0; i < s->conns; i++)
       close (fds[i]);
@@ -662,7 +762,7 @@ supervise (const struct rbdx_map_opts *o, int report_fd)
   }
   add_copies (s, fds, s->conns, e.size);
   s->dev_size = o->attach ? rbdx_device_bytes (s->index) : e.size;
-  if (o->attach && s->dev_size != e.size)
+  if ((o->attach && s->dev_size != e.size) || !o->is_uri)
     s->next_poll = 0;       /* follow the size at once */
   else
     s->next_poll = now () + o->resize_poll;

@@ -50,6 +50,10 @@ struct rbdx_map_opts {
                                    connections are handed over; 0 if none */
 };
 
+/** The run directory's lock held by `rbdx map`/`attach` (-1 if none);
+ *  the supervisor closes its copy first thing. */
+extern int rbdx_lock_fd;
+
 /** Fork the supervisor for @p o and wait for its report.
  *  @param index_out  the device number on success.
  *  @param server_out the server's pid (0 for a URI).

@@ -21,7 +21,7 @@
 #   uml_requires             skip (77) unless root, /dev/net/tun, ip netns,
 #                            user-mode-linux with nbd.ko, socat, the xstate shim
 #   uml_setup                scratch dir, guest root, namespace, tap
-#   uml_serve SOCKET IMAGE   lib.sh's serve, nbdkit's messages in
+#   uml_serve SOCKET IMAGE [PARAM...]  lib.sh's serve, nbdkit's messages in
 #                            $UML_DIR/nbdkit.log (-v with RBDX_UML_NBDKIT_VERBOSE=1)
 #   uml_bridge SOCKET        relay 10.200.0.1:10809 (in the namespace) to SOCKET
 #   uml_guest_env VAR=VALUE...  variables the guest script sees
@@ -167,9 +167,11 @@ uml_guest_env() {
 }
 
 uml_serve() {
+  local sock=$1
   local -a v=()
+  shift
   [ "${RBDX_UML_NBDKIT_VERBOSE:-0}" = 1 ] && v=(-v)
-  serve "$1" "${v[@]}" -- "$2" 2>>"$UML_DIR/nbdkit.log"
+  serve "$sock" "${v[@]}" -- "$@" 2>>"$UML_DIR/nbdkit.log"
 }
 
 uml_guest_mount() {

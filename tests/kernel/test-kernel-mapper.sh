@@ -14,6 +14,9 @@
 # attach after the supervisor is killed, and unmap stopping the server.
 # The real plugin with that command line is what every other test runs.
 #
+# The guest runs the URI part first (against a plain rbdx server), then the
+# host restarts its server with size_file= and advertise_size=max, as the
+# mapper starts its own, for the spec part.
 # Asserts, in the guest (4 connections unless said):
 #   - map SPEC id=admin --format json: JSON with device, image, connections,
 #     server and supervisor pids; the server got --unix under RBDX_RUN_DIR,
@@ -26,9 +29,12 @@
 #   - the supervisor is killed: `rbdx attach /dev/nbd0` brings a new
 #     supervisor and server (the old server is gone), 4 connections, data
 #     reads back;
+#   - the image grows on the host (64 -> 96 MiB): the device follows within
+#     10 s through the size file, with the same 4 connections, and the new
+#     end reads as zeros;
 #   - unmap of a mounted device fails and changes nothing; after umount,
 #     unmap by spec disconnects, stops supervisor and server, removes state;
-#   - URI mode: map --device /dev/nbd1 with --read-only gives a read-only
+#   - URI mode: nbds:// is refused; map --device /dev/nbd1 with --read-only gives a read-only
 #     device; map --device /dev/nbd1 of another URI fails "already
 #     connected", leaving nbd1 as it was; unmap /dev/nbd1;
 #   - errors leave nothing mapped or running: a server that exits at start
@@ -59,7 +65,7 @@ servers() { pgrep -x nbdkit | wc -l; }
 nothing_left() {
   [ "$(supervisors)" -eq 0 ] || fail "a supervisor is left: $(pgrep -af "^$MAPPER ")"
   [ "$(servers)" -eq 0 ] || fail "a server is left: $(pgrep -ax nbdkit)"
-  [ -z "$(ls /share/run 2>/dev/null | grep -v '^fail-')" ] || fail "state left in /share/run: $(ls /share/run)"
+  [ -z "$(ls /share/run 2>/dev/null | grep -vx lock)" ] || fail "state left in /share/run: $(ls /share/run)"
   for d in 0 1 2 3; do
     [ ! -e /sys/block/nbd$d/pid ] || fail "/dev/nbd$d is still connected"
   done
@@ -68,6 +74,9 @@ nothing_left() {
 cat >/tmp/nbdkit <<'F'
 #!/bin/bash
 printf '%s\n' "$@" >/share/nbdkit-args
+for a in "$@"; do
+  case $a in size_file=*) ln -sf /share/size "${a#size_file=}" ;; esac
+done
 opts=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -86,6 +95,43 @@ F
 chmod +x /tmp/nbdkit /tmp/nbdkit-fails
 export RBDX_NBDKIT=/tmp/nbdkit
 spec="rbd/$(basename "$NBD_EXPORT")"
+
+# --- URI mode ---
+uri="nbd://$NBD_HOST:$NBD_PORT/$NBD_EXPORT"
+rc=0; "$MAPPER" map "nbds://$NBD_HOST:$NBD_PORT/x" 2>/tmp/err || rc=$?
+[ "$rc" -eq 2 ] && grep -q "nbd+unix" /tmp/err || fail "nbds:// gave exit $rc: $(cat /tmp/err)"
+dev=$("$MAPPER" map --device /dev/nbd1 --connections 2 --read-only "$uri") || fail "map URI failed"
+[ "$dev" = /dev/nbd1 ] || fail "map --device /dev/nbd1 printed $dev"
+[ "$(cat /sys/block/nbd1/ro)" = 1 ] || fail "nbd1 is not read-only"
+if dd if=/dev/zero of=/dev/nbd1 bs=4k count=1 oflag=direct status=none 2>/dev/null; then
+  fail "a write to the read-only device succeeded"
+fi
+if "$MAPPER" map --device /dev/nbd1 "nbd://$NBD_HOST:$NBD_PORT" 2>/tmp/err; then
+  fail "mapping onto a connected device succeeded"
+fi
+grep -q "already connected" /tmp/err || fail "mapping onto nbd1 said: $(cat /tmp/err)"
+[ "$(supervisors)" -eq 1 ] || fail "the failed map left a supervisor"
+"$MAPPER" unmap /dev/nbd1 || fail "unmap /dev/nbd1 failed"
+nothing_left
+
+# --- errors ---
+if RBDX_NBDKIT=/tmp/nbdkit-fails "$MAPPER" map rbd/missing 2>/tmp/err; then
+  fail "map with a failing server succeeded"
+fi
+grep -q "does not exist" /tmp/err || fail "the server's message is not shown: $(cat /tmp/err)"
+nothing_left
+if "$MAPPER" map "nbd://$NBD_HOST:1/x" 2>/tmp/err; then fail "map of a dead URI succeeded"; fi
+grep -qi "connect" /tmp/err || fail "map of a dead URI said: $(cat /tmp/err)"
+nothing_left
+rc=0; "$MAPPER" unmap /dev/nbd3 2>/tmp/err || rc=$?
+[ "$rc" -eq 1 ] && grep -q "not mapped" /tmp/err || fail "unmap of an unmapped device: rc $rc, $(cat /tmp/err)"
+rc=0; "$MAPPER" map --connections 0 "$NBD_EXPORT" 2>/dev/null || rc=$?
+[ "$rc" -eq 2 ] || fail "--connections 0 gave exit $rc, not 2"
+rc=0; "$MAPPER" map --device /dev/sda "$NBD_EXPORT" 2>/dev/null || rc=$?
+[ "$rc" -eq 2 ] || fail "--device /dev/sda gave exit $rc, not 2"
+nothing_left
+step uri-done
+wait_host sized 60
 
 # --- spec mode ---
 out=$("$MAPPER" map --connections 4 --format json "$NBD_EXPORT" id=admin)
@@ -151,6 +197,21 @@ wait_until 20 four || fail "$(tcp_conns "$NBD_PORT") connections after attach"
 check_data "after attach"
 grep -qx id=admin /share/nbdkit-args || fail "attach lost id=admin: $(cat /share/nbdkit-args)"
 
+# The image grows on the host: the real plugin there rewrites its
+# size_file (which the stand-in linked ours to); the device follows without
+# new connections (advertise_size=max).
+conns_before=$(ss -Htn state established "( dport = :$NBD_PORT )" | awk '{print $3}' | sort)
+step spec-mapped
+wait_host grown 60
+grown() { [ "$(dev_bytes nbd0)" -eq $((96 << 20)) ]; }
+wait_until 10 grown || fail "nbd0 is $(dev_bytes nbd0) bytes 10 s after the image grew to 96 MiB"
+dd if=/dev/nbd0 of=/tmp/tail bs=4096 skip=$(( (96 << 20) / 4096 - 1 )) count=1 iflag=direct status=none ||
+  fail "reading the grown end failed"
+cmp -s /tmp/tail <(head -c 4096 /dev/zero) || fail "the grown end does not read as zeros"
+[ "$(ss -Htn state established "( dport = :$NBD_PORT )" | awk '{print $3}' | sort)" = "$conns_before" ] ||
+  fail "the connections were replaced for the growth"
+check_data "after the growth"
+
 # Busy: mounted (the file system ends before the data at 40 MiB).
 mkfs.ext4 -q -F /dev/nbd0 32M
 mkdir -p /mnt/fs
@@ -163,42 +224,21 @@ umount /mnt/fs
 nothing_left
 dmesg | grep -E "I/O error|Buffer I/O" && fail "the kernel logged I/O errors"
 
-# --- URI mode ---
-uri="nbd://$NBD_HOST:$NBD_PORT/$NBD_EXPORT"
-dev=$("$MAPPER" map --device /dev/nbd1 --connections 2 --read-only "$uri") || fail "map URI failed"
-[ "$dev" = /dev/nbd1 ] || fail "map --device /dev/nbd1 printed $dev"
-[ "$(cat /sys/block/nbd1/ro)" = 1 ] || fail "nbd1 is not read-only"
-if dd if=/dev/zero of=/dev/nbd1 bs=4k count=1 oflag=direct status=none 2>/dev/null; then
-  fail "a write to the read-only device succeeded"
-fi
-if "$MAPPER" map --device /dev/nbd1 "nbd://$NBD_HOST:$NBD_PORT" 2>/tmp/err; then
-  fail "mapping onto a connected device succeeded"
-fi
-grep -q "already connected" /tmp/err || fail "mapping onto nbd1 said: $(cat /tmp/err)"
-[ "$(supervisors)" -eq 1 ] || fail "the failed map left a supervisor"
-"$MAPPER" unmap /dev/nbd1 || fail "unmap /dev/nbd1 failed"
-nothing_left
-
-# --- errors ---
-if RBDX_NBDKIT=/tmp/nbdkit-fails "$MAPPER" map rbd/missing 2>/tmp/err; then
-  fail "map with a failing server succeeded"
-fi
-grep -q "does not exist" /tmp/err || fail "the server's message is not shown: $(cat /tmp/err)"
-nothing_left
-if "$MAPPER" map "nbd://$NBD_HOST:1/x" 2>/tmp/err; then fail "map of a dead URI succeeded"; fi
-grep -qi "connect" /tmp/err || fail "map of a dead URI said: $(cat /tmp/err)"
-nothing_left
-rc=0; "$MAPPER" unmap /dev/nbd3 2>/tmp/err || rc=$?
-[ "$rc" -eq 1 ] && grep -q "not mapped" /tmp/err || fail "unmap of an unmapped device: rc $rc, $(cat /tmp/err)"
-rc=0; "$MAPPER" map --connections 0 "$NBD_EXPORT" 2>/dev/null || rc=$?
-[ "$rc" -eq 2 ] || fail "--connections 0 gave exit $rc, not 2"
-rc=0; "$MAPPER" map --device /dev/sda "$NBD_EXPORT" 2>/dev/null || rc=$?
-[ "$rc" -eq 2 ] || fail "--device /dev/sda gave exit $rc, not 2"
-nothing_left
 say "ok"
 EOF
 
-uml_run "$UML_DIR/guest-mapper.sh" 300
+uml_boot "$UML_DIR/guest-mapper.sh"
+uml_wait_step uri-done 180
+# Spec mode next: a server like the mapper's own (size_file, advertise_size=max).
+stop_server "$sock"
+rm -f "$sock"
+uml_serve "$sock" "$img" size_file="$UML_SHARE/size" advertise_size=max
+[ "$(cat "$UML_SHARE/size")" = $((64 << 20)) ] || fail "size_file holds '$(cat "$UML_SHARE/size")'"
+uml_signal sized
+uml_wait_step spec-mapped 120
+rbd resize --no-progress --size 96M "$img"
+uml_signal grown
+uml_finish 300
 
 # The guest's write reached the image.
 want=$(cat "$UML_SHARE/data.sha256")

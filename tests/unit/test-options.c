@@ -163,6 +163,31 @@ test_completion (void **state)
   }
 }
 
+/* size_file= wants an absolute path, once; advertise_size= two keywords. */
+static void
+test_size_file_advertise (void **state)
+{
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+
+  assert_int_equal (o->advertise_size, RBDX_ADVERTISE_IMAGE);
+  assert_null (o->size_file);
+  set_bad (o, "size_file", "run/size", err);
+  assert_non_null (strstr (err, "absolute"));
+  set_ok (o, "size_file", "/run/rbdx/sup-1/size");
+  assert_string_equal (o->size_file, "/run/rbdx/sup-1/size");
+  set_bad (o, "size_file", "/other", err);
+  assert_non_null (strstr (err, "twice"));
+  set_bad (o, "advertise_size", "huge", err);
+  assert_non_null (strstr (err, "image or max"));
+  set_ok (o, "advertise_size", "max");
+  assert_int_equal (o->advertise_size, RBDX_ADVERTISE_MAX);
+  set_bad (o, "advertise_size", "image", err);
+  /* The largest multiple of 4096 an int64_t holds. */
+  assert_true (RBDX_ADVERTISE_MAX_BYTES % 4096 == 0);
+  assert_true (RBDX_ADVERTISE_MAX_BYTES > INT64_MAX - 4096);
+}
+
 static void
 test_ceph_options (void **state)
 {
@@ -660,6 +685,7 @@ main (void)
     T (test_image_default_pool),
     T (test_string_keys),
     T (test_completion),
+    T (test_size_file_advertise),
     T (test_ceph_options),
     T (test_all_together),
     T (test_unknown_key),
