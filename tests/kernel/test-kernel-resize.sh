@@ -17,6 +17,10 @@
 #     MAPPER unmap /dev/nbd0
 # and skips with "needs the rbdx mapper's resize support" without it.
 #
+# This is the NBD URI path (the server is not the mapper's own, so every
+# connection is replaced before the size grows); the image-spec path, where
+# the mapper's server publishes the size and no connection is replaced, is
+# in test-kernel-mapper.
 # Asserts, after `rbd resize` from 256 MiB to 512 MiB on the host:
 #   - /sys/block/nbd0/size follows within 30 s, and 4 connections are up
 #     (the mapper may replace them; it must not lose any);
