@@ -1,6 +1,7 @@
 /* rbdx plugin: one connection's librbd context (see ctx.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,28 +115,78 @@ open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
   return 0;
 }
 
-/* size_file=: replace PATH with the size in bytes (decimal and a newline)
- * by writing a temporary file beside it and renaming it over, so a reader
- * never sees a partial value.  Every context of every connection does it
- * when it learns a size; they all write the same value.  Errors go to
- * nbdkit's debug output only: the export works without the file. */
+/* size_file=: the image size every watching context agrees on, i.e. the
+ * smallest of their cur_size.  A grow is published only once every
+ * context (each connection's, and the shared writer's, which does the
+ * writes) has seen it, so a client that grows its device on the strength
+ * of the file never reaches a context that still bounds requests by the
+ * old size; a shrink is published as soon as one context sees it.  The
+ * file is replaced by writing a temporary file beside it and renaming it
+ * over, so a reader never sees a partial value.  Errors go to nbdkit's
+ * debug output only: the export works without the file.  size_lock
+ * guards the registry and orders the writes. */
+static pthread_mutex_t size_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rbdx_ctx *size_ctxs;
+static unsigned long size_seq;
+
 static void
-publish_size (const struct rbdx_ctx *ctx, uint64_t size)
+publish_size_locked (const char *path)
 {
+  uint64_t min = UINT64_MAX;
   char tmp[4200];
   FILE *f;
+  int bad;
 
+  for (const struct rbdx_ctx *c = size_ctxs; c; c = c->size_next) {
+    uint64_t v = atomic_load (&c->cur_size);
+    if (v < min)
+      min = v;
+  }
+  if (min == UINT64_MAX)
+    return;
+  snprintf (tmp, sizeof tmp, "%s.%ld.%lu", path, (long) getpid (), ++size_seq);
+  f = fopen (tmp, "we");
+  if (!f) {
+    nbdkit_debug ("rbdx: cannot write size_file=%s: %m", path);
+    return;
+  }
+  bad = fprintf (f, "%" PRIu64 "\n", min) < 0;
+  bad |= fclose (f) == EOF;
+  if (bad || rename (tmp, path) == -1) {
+    nbdkit_debug ("rbdx: cannot write size_file=%s: %m", path);
+    unlink (tmp);
+  }
+}
+
+/* Add a watching context to the registry and publish. */
+static void
+size_list_add (struct rbdx_ctx *ctx)
+{
   if (!ctx->size_file)
     return;
-  snprintf (tmp, sizeof tmp, "%s.%ld.%p", ctx->size_file, (long) getpid (),
-            (const void *) ctx);
-  f = fopen (tmp, "we");
-  if (!f || fprintf (f, "%" PRIu64 "\n", size) < 0 || fclose (f) == EOF ||
-      rename (tmp, ctx->size_file) == -1) {
-    nbdkit_debug ("rbdx: cannot write size_file=%s: %m", ctx->size_file);
-    if (f)
-      unlink (tmp);
+  pthread_mutex_lock (&size_lock);
+  ctx->size_next = size_ctxs;
+  size_ctxs = ctx;
+  ctx->size_listed = true;
+  publish_size_locked (ctx->size_file);
+  pthread_mutex_unlock (&size_lock);
+}
+
+static void
+size_list_remove (struct rbdx_ctx *ctx)
+{
+  pthread_mutex_lock (&size_lock);
+  if (ctx->size_listed) {
+    for (struct rbdx_ctx **p = &size_ctxs; *p; p = &(*p)->size_next)
+      if (*p == ctx) {
+        *p = ctx->size_next;
+        break;
+      }
+    ctx->size_listed = false;
+    if (size_ctxs)
+      publish_size_locked (ctx->size_file);   /* the minimum may rise */
   }
+  pthread_mutex_unlock (&size_lock);
 }
 
 /* librbd calls this (on one of its threads) after the image header
@@ -148,8 +199,12 @@ on_update (void *arg)
   uint64_t size;
 
   if (rbd_get_size (ctx->image, &size) == 0 &&
-      atomic_exchange (&ctx->cur_size, size) != size)
-    publish_size (ctx, size);
+      atomic_exchange (&ctx->cur_size, size) != size && ctx->size_file) {
+    pthread_mutex_lock (&size_lock);
+    if (ctx->size_listed)
+      publish_size_locked (ctx->size_file);
+    pthread_mutex_unlock (&size_lock);
+  }
 }
 
 int
@@ -180,8 +235,6 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
   }
   ctx->size_file = spec->snap ? NULL : o->size_file;
   r = open_image (ctx, o, spec, flags, err, errlen);
-  if (r == 0)
-    publish_size (ctx, ctx->size);
   if (r < 0 || (flags & RBDX_CTX_PROBE))
     goto out;
 
@@ -213,6 +266,7 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
     }
     ctx->watching = true;
     on_update (ctx);    /* a resize between open and watch */
+    size_list_add (ctx);
   }
 
 out:
@@ -231,6 +285,7 @@ rbdx_ctx_close (struct rbdx_ctx *ctx)
 {
   if (!ctx)
     return;
+  size_list_remove (ctx);
   if (ctx->watching)
     rbd_update_unwatch (ctx->image, ctx->watch_handle);
   if (ctx->image)
@@ -399,8 +454,14 @@ rbdx_ctx_extents (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
                   rbdx_extent_fn fn, void *arg)
 {
   struct rbdx_extent_walk w;
+  uint64_t size = atomic_load (&ctx->cur_size);
   int r;
 
+  /* advertise_size=max lets nbdkit pass any offset: bound by the image. */
+  if (offset >= size)
+    return -EINVAL;
+  if (count > size - offset)
+    count = (uint32_t) (size - offset);
   if (!rbdx_ctx_fast_diff_valid (ctx))
     return fn (arg, offset, count, false);
 

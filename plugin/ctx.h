@@ -48,6 +48,8 @@ struct rbdx_ctx {
   bool cache_on;             /**< effective rbd_cache after image-level overrides. */
   char *name;                /**< canonical "pool/[ns/]image[@snap]", owned. */
   const char *size_file;     /**< size_file= or NULL; not owned. */
+  bool size_listed;          /**< in the size_file registry (ctx.c). */
+  struct rbdx_ctx *size_next;
 };
 
 /** Connect, open @p spec and set up completion reaping.

@@ -278,6 +278,9 @@ rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen)
   if (o->exclusive && o->writers == RBDX_WRITERS_PER_CONNECTION)
     return fail (err, errlen, "exclusive=true needs one lock owner: it "
                  "cannot be combined with writers=per-connection");
+  if (o->size_file && o->pool)
+    return fail (err, errlen, "size_file= holds the size of one image: it "
+                 "cannot be combined with pool=");
   r = check_file ("conf", o->conf, err, errlen);
   if (r == 0)
     r = check_file ("keyring", o->keyring, err, errlen);

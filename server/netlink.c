@@ -17,6 +17,7 @@ struct rbdx_nl {
 
 /* What one command's reply and ACK carried. */
 struct reply {
+  bool done;          /* the ACK (or an error) arrived */
   int kernel_error;   /* the ACK's errno (negative), 0 when none */
   int index;          /* NBD_ATTR_INDEX of a CONNECT reply, or -1 */
   /* For multicast reading. */
@@ -82,12 +83,15 @@ on_error (struct sockaddr_nl *who, struct nlmsgerr *err, void *arg)
 {
   struct reply *r = arg;
   r->kernel_error = err->error;
+  r->done = true;
   return NL_STOP;
 }
 
 static int
 on_ack (struct nl_msg *msg, void *arg)
 {
+  struct reply *r = arg;
+  r->done = true;
   return NL_STOP;
 }
 
@@ -111,7 +115,10 @@ on_valid (struct nl_msg *msg, void *arg)
   return NL_OK;
 }
 
-/* Send MSG (consumed) and wait for the kernel's reply and ACK. */
+/* Send MSG (consumed) and wait for the kernel's reply and its ACK.  A
+ * command with a reply (CONNECT) answers with two datagrams and
+ * nl_recvmsgs returns after each: read until the ACK, or the next command
+ * would take this one's ACK for its own. */
 static int
 transact (struct rbdx_nl *nl, struct nl_msg *msg, struct reply *r)
 {
@@ -123,6 +130,7 @@ transact (struct rbdx_nl *nl, struct nl_msg *msg, struct reply *r)
     return -ENOMEM;
   }
   r->kernel_error = 0;
+  r->done = false;
   nl_cb_set (cb, NL_CB_VALID, NL_CB_CUSTOM, on_valid, r);
   nl_cb_set (cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, r);
   nl_cb_err (cb, NL_CB_CUSTOM, on_error, r);
@@ -132,7 +140,9 @@ transact (struct rbdx_nl *nl, struct nl_msg *msg, struct reply *r)
     nl_cb_put (cb);
     return -EIO;
   }
-  err = nl_recvmsgs (nl->sk, cb);
+  do
+    err = nl_recvmsgs (nl->sk, cb);
+  while (err >= 0 && !r->done);
   nl_cb_put (cb);
   if (r->kernel_error)
     return r->kernel_error;

@@ -412,6 +412,22 @@ parse_cli (int argc, char **argv, struct cli *c)
   }
 }
 
+/* Our own server with several connections: one writer (writers=shared)
+ * unless told otherwise.  With a writer per connection, a write the kernel
+ * re-sends on another connection after an I/O timeout could land before
+ * the first copy, which the first connection's librbd client may still be
+ * executing; through one librbd client they stay in order. */
+static void
+default_writers (struct rbdx_map_opts *o)
+{
+  if (o->is_uri || o->connections < 2)
+    return;
+  for (size_t i = 0; i < o->nparams; i++)
+    if (!strncmp (o->params[i], "writers=", 8))
+      return;
+  add_param (o, "writers=", "shared");
+}
+
 /* TARGET [KEY=VALUE...] into the map options. */
 static void
 set_target (struct cli *c, char **args, int nargs)
@@ -465,6 +481,7 @@ cmd_map (struct cli *c)
   set_target (c, c->args + 1, c->nargs - 1);
   if (!c->o.connections)
     c->o.connections = default_connections ();
+  default_writers (&c->o);
   if (geteuid () != 0)
     die (1, "mapping a device needs root (CAP_SYS_ADMIN for the kernel's NBD "
          "netlink interface)");
@@ -598,6 +615,16 @@ cmd_attach (struct cli *c)
                    (long) st.supervisor, st.read_only);
     return 0;
   }
+  if (r == 0) {
+    /* The kernel has st.connections slots: hand it exactly that many. */
+    if (c->o.connections_set && c->o.connections != st.connections)
+      die (2, "/dev/nbd%d was mapped with %u connections; attach gives it the same "
+           "number (drop --connections)", index, st.connections);
+    c->o.connections = st.connections;
+    c->o.connections_set = true;
+    if (server_running (&st))
+      c->o.orphan = (long) st.server;
+  }
   if (c->nargs >= 3)
     set_target (c, c->args + 2, c->nargs - 2);
   else if (r == 0) {
@@ -610,12 +637,8 @@ cmd_attach (struct cli *c)
       add_param (&c->o, "", p);
       p = sep + 1;
     }
-    if (!c->o.connections_set)
-      c->o.connections = st.connections;
     if (!c->resize_poll_set)
       c->o.resize_poll = st.resize_poll;
-    if (server_running (&st))
-      c->o.orphan = (long) st.server;
   }
   else
     die (1, "nothing is known about /dev/nbd%d: give the image spec or URI it was "

@@ -54,6 +54,7 @@ struct sup {
   bool usr1;
   bool said_no_size;
   double short_since;      /* when fewer live copies than slots were first seen */
+  double last_event;       /* last LINK_DEAD event */
 };
 
 static double
@@ -440,7 +441,13 @@ unmap_and_exit (struct sup *s, bool disconnect)
   }
   close_copies (s);
   stop_server (s);
-  rbdx_state_remove (s->index);
+  {
+    /* The kernel may have given this device number to another mapping
+     * meanwhile: remove the state only while it is still ours. */
+    struct rbdx_state st;
+    if (rbdx_state_load (s->index, &st) == 0 && st.supervisor == getpid ())
+      rbdx_state_remove (s->index);
+  }
   logmsg ("/dev/nbd%d unmapped", s->index);
   remove_private_dir (s);
   _exit (0);
@@ -534,6 +541,7 @@ run (struct sup *s)
         if (n < 0)
           logmsg ("reading NBD netlink events failed: %s", strerror (-n));
         if (n > 0) {
+          s->last_event = now ();
           logmsg ("%d connection(s) of /dev/nbd%d died", n, s->index);
           if (!s->dead)
             s->dead_since = now ();
@@ -550,13 +558,14 @@ run (struct sup *s)
     }
     t = now ();
     if (s->usr1) {
+      /* Only retry now: guessing a count could hand the kernel sockets it
+       * has no dead slot for, which it drops silently. */
       s->usr1 = false;
-      if (s->ncopies < s->conns && s->dead < s->conns - s->ncopies) {
-        s->dead = s->conns - (unsigned) s->ncopies;
-        s->dead_since = t - 1;
-      }
       s->next_reattach = 0;
-      logmsg ("asked to re-attach: %u connection(s) to replace", s->dead);
+      s->restart_delay = 0;
+      if (s->server == 0)
+        s->next_server_start = 0;
+      logmsg ("asked to re-attach: %u connection(s) known dead", s->dead);
     }
     if (!s->o->is_uri && s->server == 0 && t >= s->next_server_start) {
       if (spawn_server (s) == 0)
@@ -580,11 +589,12 @@ run (struct sup *s)
       }
     }
     /* A LINK_DEAD event lost (multicast overrun): the kernel shut those
-     * sockets down, so their copies are gone; after 2 s, count from them. */
+     * sockets down, so their copies are gone.  After 5 s without any event,
+     * count from the copies. */
     if (!s->dead && s->ncopies < s->conns) {
       if (!s->short_since)
         s->short_since = t;
-      else if (t - s->short_since > 2) {
+      else if (t - s->short_since > 5 && t - s->last_event > 5) {
         s->dead = s->conns - (unsigned) s->ncopies;
         s->dead_since = t - 1;
         logmsg ("%u connection(s) found dead without an event", s->dead);

@@ -8,15 +8,16 @@
  *  - restart the server when it dies (spec mode), and hand the kernel
  *    fresh sockets for its dead connections (NBD_CMD_LINK_DEAD, then
  *    NBD_CMD_RECONFIGURE with exactly as many sockets as links died);
- *  - follow the export's size (asks the server every resize_poll seconds):
- *    a shrink sets the device size at once; for growth every connection
- *    is first replaced by one negotiated at the new size (nbdkit bounds
- *    each connection's requests by the size it negotiated), then the size
- *    is set;
+ *  - follow the image's size: its own server (image spec) runs with
+ *    size_file= and advertise_size=max, so a resize only changes the
+ *    device's size; for an NBD URI it asks the server every resize_poll
+ *    seconds, and for growth first replaces every connection by one
+ *    negotiated at the new size (see server/README.md for the hazard);
  *  - on SIGTERM (`rbdx unmap`): disconnect the device, stop the server,
  *    remove its state, exit 0.  It also exits when someone else
  *    disconnects the device.
- *  - on SIGUSR1 (`rbdx attach`): re-attach now, whatever it counted.
+ *  - on SIGUSR1 (`rbdx attach`): retry now what is pending (a dead
+ *    server's restart, dead connections), without waiting for back-off.
  * The server is killed (SIGKILL) if the supervisor dies; `rbdx attach`
  * then brings both back while the kernel holds the I/O.
  * Messages go to RUN_DIR/sup-PID/supervisor.log, the server's to

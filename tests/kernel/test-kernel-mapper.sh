@@ -147,6 +147,9 @@ grep -q "^/share/run/sup-$sup/nbd.sock$" /share/nbdkit-args || fail "socket not 
 grep -qx /plugin/rbdx.so /share/nbdkit-args || fail "plugin not \$RBDX_PLUGIN"
 grep -qx "$spec" /share/nbdkit-args || fail "spec $spec not passed"
 grep -qx id=admin /share/nbdkit-args || fail "id=admin not passed"
+grep -qx writers=shared /share/nbdkit-args || fail "4 connections without writers=shared"
+grep -qx advertise_size=max /share/nbdkit-args || fail "no advertise_size=max"
+grep -q "^size_file=/share/run/sup-$sup/size$" /share/nbdkit-args || fail "no private size_file"
 ! grep -qx -- --readonly /share/nbdkit-args || fail "--readonly without -r"
 four() { [ "$(tcp_conns "$NBD_PORT")" -eq 4 ]; }
 wait_until 10 four || fail "$(tcp_conns "$NBD_PORT") connections to the host, expected 4"
@@ -233,9 +236,10 @@ uml_wait_step uri-done 180
 stop_server "$sock"
 rm -f "$sock"
 uml_serve "$sock" "$img" size_file="$UML_SHARE/size" advertise_size=max
-[ "$(cat "$UML_SHARE/size")" = $((64 << 20)) ] || fail "size_file holds '$(cat "$UML_SHARE/size")'"
 uml_signal sized
 uml_wait_step spec-mapped 120
+# Written once the guest's connections were open.
+[ "$(cat "$UML_SHARE/size")" = $((64 << 20)) ] || fail "size_file holds '$(cat "$UML_SHARE/size")'"
 rbd resize --no-progress --size 96M "$img"
 uml_signal grown
 uml_finish 300

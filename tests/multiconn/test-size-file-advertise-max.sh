@@ -4,8 +4,10 @@
 # from size_file and needs connections that stay usable when the image
 # grows, since replacing them races nbdkit 1.32's ESHUTDOWN on EOF.
 # Asserts, on a default-feature image (writes through the shared writer):
-#   - size_file holds the size when the server is up; a new connection is
-#     told RBDX_ADVERTISE_MAX_BYTES (9223372036854771712);
+#   - a new connection is told RBDX_ADVERTISE_MAX_BYTES
+#     (9223372036854771712); size_file holds the size once a connection is
+#     open; block status past the end fails with EINVAL and one crossing
+#     the end is clipped to it;
 #   - connection A, open before a grow from 64 to 128 MiB: size_file follows
 #     within 10 s; A writes and reads at 100 MiB (past the old end, which
 #     advertise_size=image would refuse); before the grow, A's read at
@@ -13,7 +15,8 @@
 #   - after a shrink to 32 MiB: size_file follows; A's read at 48 MiB gets
 #     EINVAL; below 32 MiB A still works;
 #   - a snapshot export advertises its real size and leaves size_file alone;
-#   - size_file=relative and advertise_size=bogus are refused before serving.
+#   - size_file=relative, advertise_size=bogus and size_file= with pool=
+#     are refused before serving.
 # Covers: nbdkit-rbdx-plugin(1) size_file=, advertise_size=.
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/multiconn/mc-lib.sh"
@@ -25,10 +28,29 @@ sock="$MC_DIR/s.sock"
 sizef="$MC_DIR/size"
 serve "$sock" -- "$img" size_file="$sizef" advertise_size=max
 u=$(uri "$sock")
-[ "$(cat "$sizef")" = $((64 << 20)) ] || fail "size_file holds '$(cat "$sizef")', not 64 MiB"
 [ "$(nbdinfo --size "$u")" = "$MAX" ] || fail "advertised $(nbdinfo --size "$u"), not $MAX"
 
 client_start A "$u"
+[ "$(cat "$sizef")" = $((64 << 20)) ] || fail "size_file holds '$(cat "$sizef")', not 64 MiB"
+# Block status is bounded by the image too: past the end, EINVAL.
+URI=$u nbdsh -c '
+import os, sys
+h.add_meta_context(nbd.CONTEXT_BASE_ALLOCATION)
+h.connect_uri(os.environ["URI"])
+try:
+    h.block_status(4096, 80 << 20, lambda *a: 0)
+    sys.exit("block status at 80 MiB of a 64 MiB image succeeded")
+except nbd.Error as e:
+    if e.errno != "EINVAL":
+        sys.exit("block status past the end: %s, not EINVAL" % e)
+n = 0
+def count(ctx, off, ents, err):
+    global n
+    n += sum(ents[0::2])
+h.block_status(8 << 20, 60 << 20, count)
+if n != 4 << 20:
+    sys.exit("block status crossing the end covered %d bytes, not 4 MiB" % n)
+' || fail "block status is not bounded by the image"
 client_do A write 0 65536 11
 client_do A readerr $((64 << 20)) 4096 EINVAL
 client_do A writeerr $((64 << 20)) 4096 5e ENOSPC
@@ -68,4 +90,8 @@ for bad in size_file=relative/path advertise_size=bogus; do
   fi
   echo "$out" | grep -q "${bad%%=*}=" || fail "the error for $bad does not name it: $out"
 done
+if out=$(nbdkit -U "$MC_DIR/bad.sock" -f "$RBDX_PLUGIN" pool=rbd size_file="$sizef" 2>&1); then
+  fail "nbdkit served pool= with size_file="
+fi
+echo "$out" | grep -q "pool=" || fail "size_file= with pool=: $out"
 say "ok: size_file follows resizes, advertise_size=max keeps connections usable"
