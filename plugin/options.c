@@ -223,6 +223,29 @@ check_file (const char *key, const char *path, char *err, size_t errlen)
   return 0;
 }
 
+/* size_file=PATH: its directory must exist and be writable (the file is
+ * replaced by renaming a temporary file there). */
+static int
+check_size_dir (const char *path, char *err, size_t errlen)
+{
+  char dir[4096];
+  const char *slash;
+  size_t n;
+
+  if (!path)
+    return 0;
+  slash = strrchr (path, '/');
+  n = slash == path ? 1 : (size_t) (slash - path);
+  if (n >= sizeof dir)
+    return fail (err, errlen, "size_file='%s': path too long", path);
+  memcpy (dir, path, n);
+  dir[n] = '\0';
+  if (access (dir, W_OK | X_OK) != 0)
+    return fail (err, errlen, "size_file='%s': cannot write in %s: %s",
+                 path, dir, strerror (errno));
+  return 0;
+}
+
 int
 rbdx_parse_bool (const char *value)
 {
@@ -281,7 +304,12 @@ rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen)
   if (o->size_file && o->pool)
     return fail (err, errlen, "size_file= holds the size of one image: it "
                  "cannot be combined with pool=");
-  r = check_file ("conf", o->conf, err, errlen);
+  if (o->advertise_size == RBDX_ADVERTISE_MAX && !o->size_file)
+    return fail (err, errlen, "advertise_size=max needs size_file=, where "
+                 "clients learn the real size (it is for the rbdx mapper)");
+  r = check_size_dir (o->size_file, err, errlen);
+  if (r == 0)
+    r = check_file ("conf", o->conf, err, errlen);
   if (r == 0)
     r = check_file ("keyring", o->keyring, err, errlen);
   return r;

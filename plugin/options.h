@@ -91,7 +91,8 @@ int rbdx_options_set (struct rbdx_options *o, const char *key,
  * given (an image without a pool component is looked up in pool=; an
  * image in another pool than pool= is an error), conf/keyring paths
  * name readable regular files, exclusive=true is not combined with
- * writers=per-connection, size_file= not with pool=.
+ * writers=per-connection, size_file= not with pool= and its directory
+ * writable, advertise_size=max only with size_file=.
  * @return 0, -EINVAL with a message in @p err, or -ENOMEM. */
 int rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen);
 

@@ -15,8 +15,9 @@
 #   - after a shrink to 32 MiB: size_file follows; A's read at 48 MiB gets
 #     EINVAL; below 32 MiB A still works;
 #   - a snapshot export advertises its real size and leaves size_file alone;
-#   - size_file=relative, advertise_size=bogus and size_file= with pool=
-#     are refused before serving.
+#   - size_file=relative, size_file= in a missing directory, advertise_size=
+#     bogus, advertise_size=max without size_file=, and size_file= with
+#     pool= are refused before serving.
 # Covers: nbdkit-rbdx-plugin(1) size_file=, advertise_size=.
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/multiconn/mc-lib.sh"
@@ -84,7 +85,8 @@ stop_server "$snapsock"
 rbd snap rm --no-progress "$img@s1" >/dev/null 2>&1
 
 # Bad values are refused before serving.
-for bad in size_file=relative/path advertise_size=bogus; do
+for bad in size_file=relative/path advertise_size=bogus size_file=/nonexistent/dir/f \
+           advertise_size=max; do
   if out=$(nbdkit -U "$MC_DIR/bad.sock" -f "$RBDX_PLUGIN" "$img" "$bad" 2>&1); then
     fail "nbdkit served with $bad"
   fi
