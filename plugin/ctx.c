@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx plugin: one connection's librbd context (see ctx.h). */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,26 +14,7 @@
 
 #include "cluster.h"
 #include "ctx.h"
-
-/* Say why the image cannot be opened, naming the part that is wrong.
- * Only called on -ENOENT, to tell a missing image from a missing
- * snapshot (rbd_open_read_only gives -ENOENT for both). */
-static void
-explain_enoent (struct rbdx_ctx *ctx, const struct rbdx_spec *spec,
-                char *err, size_t errlen)
-{
-  rbd_image_t head;
-
-  if (spec->snap && rbd_open_read_only (ctx->io, spec->image, &head,
-                                        NULL) == 0) {
-    rbd_close (head);
-    snprintf (err, errlen, "snapshot '%s' of image '%.*s' does not exist",
-              spec->snap, (int) (strlen (ctx->name) - strlen (spec->snap) - 1),
-              ctx->name);
-    return;
-  }
-  snprintf (err, errlen, "image '%s' does not exist", ctx->name);
-}
+#include "sizefile.h"
 
 /* Read the effective rbd_cache of the open image: an image-level
  * setting (rbd config image set ...) overrides what rbdx set on the
@@ -61,32 +43,121 @@ effective_cache (rbd_image_t image, bool *on)
   return r < 0 ? r : 0;
 }
 
+/* The I/O context of the image's pool: by name, or by the pool id of
+ * @ident (a pool renamed since is still the same pool). */
 static int
-open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
-            const struct rbdx_spec *spec, unsigned flags,
-            char *err, size_t errlen)
+open_pool (struct rbdx_ctx *ctx, const struct rbdx_spec *spec,
+           const struct rbdx_ident *ident, char *err, size_t errlen)
 {
-  uint8_t order = 22;
   int r;
 
-  r = rbdx_cluster_open_pool (ctx->cluster, spec->pool, spec->ns, &ctx->io,
-                              err, errlen);
+  if (!ident)
+    return rbdx_cluster_open_pool (ctx->cluster, spec->pool, spec->ns,
+                                   &ctx->io, err, errlen);
+  r = rados_ioctx_create2 (ctx->cluster, ident->pool_id, &ctx->io);
+  if (r < 0) {
+    snprintf (err, errlen, "cannot open the pool of '%s' (pool id %" PRId64
+              "): %s", ctx->name, ident->pool_id, strerror (-r));
+    return r;
+  }
+  rados_ioctx_set_namespace (ctx->io, *ident->ns ? ident->ns : NULL);
+  return 0;
+}
+
+static bool
+denied (int r)
+{
+  return r == -EPERM || r == -EACCES || r == -EROFS;
+}
+
+/* Open the head: read-write (the handle with the header watch) unless
+ * probing, read-only when the cephx id may not write and the export
+ * is read-only anyway. */
+static int
+open_head (struct rbdx_ctx *ctx, const struct rbdx_spec *spec,
+           const struct rbdx_ident *ident, unsigned flags, bool *rw)
+{
+  int r = -EPERM;
+
+  *rw = !(flags & RBDX_CTX_PROBE);
+  if (*rw) {
+    r = ident ? rbd_open_by_id (ctx->io, ident->image_id, &ctx->image, NULL)
+              : rbd_open (ctx->io, spec->image, &ctx->image, NULL);
+    if (r == 0 || !ctx->readonly || !denied (r))
+      return r;
+    *rw = false;
+  }
+  return ident ? rbd_open_by_id_read_only (ctx->io, ident->image_id,
+                                           &ctx->image, NULL)
+               : rbd_open_read_only (ctx->io, spec->image, &ctx->image, NULL);
+}
+
+/* Record the identity of the open head (pool id, namespace, image id)
+ * and, for a snapshot, move the handle to it by id. */
+static int
+bind_identity (struct rbdx_ctx *ctx, const struct rbdx_spec *spec,
+               const struct rbdx_ident *ident, char *err, size_t errlen)
+{
+  struct rbdx_ident *id = &ctx->ident;
+  int r;
+
+  id->pool_id = rados_ioctx_get_id (ctx->io);
+  if (spec->ns && strlen (spec->ns) > RBDX_NS_MAX) {
+    snprintf (err, errlen, "namespace of '%s' is longer than %d bytes",
+              ctx->name, RBDX_NS_MAX);
+    return -ENAMETOOLONG;
+  }
+  snprintf (id->ns, sizeof id->ns, "%s",
+            ident ? ident->ns : spec->ns ? spec->ns : "");
+  r = rbd_get_id (ctx->image, id->image_id, sizeof id->image_id);
+  if (r < 0) {
+    /* Format 1 images (created before Ceph 0.56 made format 2 the
+     * default) have no id and cannot be renamed in place safely: the
+     * name is the best identity there is. */
+    snprintf (id->image_id, sizeof id->image_id, "name:%s", spec->image);
+  }
+  id->snap_id = RBDX_NOSNAP;
+  if (!spec->snap)
+    return 0;
+
+  if (ident)
+    id->snap_id = ident->snap_id;
+  else if ((r = rbd_snap_get_id (ctx->image, spec->snap, &id->snap_id)) < 0)
+    goto fail;
+  r = rbd_snap_set_by_id (ctx->image, id->snap_id);
+  if (r == 0)
+    return 0;
+fail:
+  if (r == -ENOENT)
+    snprintf (err, errlen, "snapshot '%s' of image '%s/%s%s%s' does not "
+              "exist%s", spec->snap, spec->pool, spec->ns ? spec->ns : "",
+              spec->ns ? "/" : "", spec->image, ident ? " any more" : "");
+  else
+    snprintf (err, errlen, "cannot open snapshot '%s': %s", ctx->name,
+              strerror (-r));
+  return r;
+}
+
+static int
+open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
+            const struct rbdx_spec *spec, const struct rbdx_ident *ident,
+            unsigned flags, bool *rw, char *err, size_t errlen)
+{
+  rbd_image_info_t info;
+  int r;
+
+  r = open_pool (ctx, spec, ident, err, errlen);
   if (r < 0) {
     ctx->io = NULL;
     return r;
   }
-
-  if (spec->snap || (flags & RBDX_CTX_PROBE))
-    r = rbd_open_read_only (ctx->io, spec->image, &ctx->image, spec->snap);
-  else {
-    r = rbd_open (ctx->io, spec->image, &ctx->image, NULL);
-    if (ctx->readonly && (r == -EPERM || r == -EACCES || r == -EROFS))
-      r = rbd_open_read_only (ctx->io, spec->image, &ctx->image, NULL);
-  }
+  r = open_head (ctx, spec, ident, flags, rw);
   if (r < 0) {
     ctx->image = NULL;
     if (r == -ENOENT)
-      explain_enoent (ctx, spec, err, errlen);
+      snprintf (err, errlen, "image '%s' does not exist%s", ctx->name,
+                ident ? " any more (removed since the export was opened)"
+                : "");
     else if (r == -EPERM || r == -EACCES)
       snprintf (err, errlen, "client.%s may not open image '%s' "
                 "(check its cephx caps): %s", rbdx_options_id (o),
@@ -96,6 +167,9 @@ open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
                 ctx->name, strerror (-r));
     return r;
   }
+  r = bind_identity (ctx, spec, ident, err, errlen);
+  if (r < 0)
+    return r;
 
   if ((r = rbd_get_size (ctx->image, &ctx->size)) < 0 ||
       (r = rbd_get_features (ctx->image, &ctx->features)) < 0 ||
@@ -104,114 +178,82 @@ open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
               ctx->name, strerror (-r));
     return r;
   }
-  {
-    rbd_image_info_t info;
-
-    if (rbd_stat (ctx->image, &info, sizeof info) == 0)
-      order = (uint8_t) info.order;
-  }
-  ctx->object_size = UINT64_C (1) << order;
+  ctx->object_size = UINT64_C (1) << 22;
+  if (rbd_stat (ctx->image, &info, sizeof info) == 0)
+    ctx->object_size = UINT64_C (1) << info.order;
   atomic_store (&ctx->cur_size, ctx->size);
   return 0;
 }
 
-/* size_file=: the image size every watching context agrees on, i.e. the
- * smallest of their cur_size.  A grow is published only once every
- * context (each connection's, and the shared writer's, which does the
- * writes) has seen it, so a client that grows its device on the strength
- * of the file never reaches a context that still bounds requests by the
- * old size; a shrink is published as soon as one context sees it.  The
- * file is replaced by writing a temporary file beside it and renaming it
- * over, so a reader never sees a partial value.  Errors go to nbdkit's
- * debug output only: the export works without the file.  size_lock
- * guards the registry and orders the writes. */
-static pthread_mutex_t size_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct rbdx_ctx *size_ctxs;
-static unsigned long size_seq;
-
+/* The snapshot this context serves: still there?  Only -ENOENT from
+ * rbd_snap_get_name (by id) means it was removed; librbd refreshes the
+ * header before answering. */
 static void
-publish_size_locked (const char *path)
+check_snapshot (struct rbdx_ctx *ctx)
 {
-  uint64_t min = UINT64_MAX;
-  char tmp[4200];
-  FILE *f;
-  int bad;
+  char name[512];
+  size_t len = sizeof name;
 
-  for (const struct rbdx_ctx *c = size_ctxs; c; c = c->size_next) {
-    uint64_t v = atomic_load (&c->cur_size);
-    if (v < min)
-      min = v;
-  }
-  if (min == UINT64_MAX)
-    return;
-  snprintf (tmp, sizeof tmp, "%s.%ld.%lu", path, (long) getpid (), ++size_seq);
-  f = fopen (tmp, "we");
-  if (!f) {
-    nbdkit_debug ("rbdx: cannot write size_file=%s: %m", path);
-    return;
-  }
-  bad = fprintf (f, "%" PRIu64 "\n", min) < 0;
-  bad |= fclose (f) == EOF;
-  if (bad || rename (tmp, path) == -1) {
-    nbdkit_debug ("rbdx: cannot write size_file=%s: %m", path);
-    unlink (tmp);
-  }
-}
-
-/* Add a watching context to the registry and publish. */
-static void
-size_list_add (struct rbdx_ctx *ctx)
-{
-  if (!ctx->size_file)
-    return;
-  pthread_mutex_lock (&size_lock);
-  ctx->size_next = size_ctxs;
-  size_ctxs = ctx;
-  ctx->size_listed = true;
-  publish_size_locked (ctx->size_file);
-  pthread_mutex_unlock (&size_lock);
-}
-
-static void
-size_list_remove (struct rbdx_ctx *ctx)
-{
-  pthread_mutex_lock (&size_lock);
-  if (ctx->size_listed) {
-    for (struct rbdx_ctx **p = &size_ctxs; *p; p = &(*p)->size_next)
-      if (*p == ctx) {
-        *p = ctx->size_next;
-        break;
-      }
-    ctx->size_listed = false;
-    if (size_ctxs)
-      publish_size_locked (ctx->size_file);   /* the minimum may rise */
-  }
-  pthread_mutex_unlock (&size_lock);
+  if (rbd_snap_get_name (ctx->image, ctx->ident.snap_id, name, &len) ==
+      -ENOENT && !atomic_exchange (&ctx->gone, true))
+    nbdkit_error ("rbdx: %s: the snapshot was removed: reads and block "
+                  "status on this connection fail with EIO from now on; "
+                  "reconnect to serve a snapshot of that name again",
+                  ctx->name);
 }
 
 /* librbd calls this (on one of its threads) after the image header
- * changed, e.g. a resize by another client (the pattern rbd-nbd uses to
- * follow resizes). */
+ * changed: a resize or a snapshot removal by another client (the
+ * pattern rbd-nbd uses to follow resizes). */
 static void
 on_update (void *arg)
 {
   struct rbdx_ctx *ctx = arg;
   uint64_t size;
 
-  if (rbd_get_size (ctx->image, &size) == 0 &&
-      atomic_exchange (&ctx->cur_size, size) != size && ctx->size_file) {
-    pthread_mutex_lock (&size_lock);
-    if (ctx->size_listed)
-      publish_size_locked (ctx->size_file);
-    pthread_mutex_unlock (&size_lock);
+  if (ctx->ident.snap_id != RBDX_NOSNAP) {
+    check_snapshot (ctx);
+    return;
   }
+  if (rbd_get_size (ctx->image, &size) == 0 &&
+      atomic_exchange (&ctx->cur_size, size) != size)
+    rbdx_size_changed (ctx);
+}
+
+static int
+start_reactor (struct rbdx_ctx *ctx, const struct rbdx_options *o,
+               char *err, size_t errlen)
+{
+  int r;
+
+  ctx->efd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (ctx->efd < 0) {
+    r = -errno;
+    snprintf (err, errlen, "eventfd: %s", strerror (errno));
+    return r;
+  }
+  r = rbd_set_image_notification (ctx->image, ctx->efd, EVENT_TYPE_EVENTFD);
+  if (r < 0) {
+    snprintf (err, errlen, "rbd_set_image_notification: %s", strerror (-r));
+    return r;
+  }
+  r = rbdx_reactor_init (&ctx->reactor, ctx->image, ctx->efd, o->completion);
+  if (r < 0) {
+    snprintf (err, errlen, "completion=io_uring: cannot set up io_uring: %s",
+              strerror (-r));
+    return r;
+  }
+  ctx->have_reactor = true;
+  return 0;
 }
 
 int
 rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
-               unsigned flags, struct rbdx_ctx **out, char *err, size_t errlen)
+               const struct rbdx_ident *ident, unsigned flags,
+               struct rbdx_ctx **out, char *err, size_t errlen)
 {
   struct rbdx_ctx *ctx;
+  bool rw = false;
   size_t n;
   int r;
 
@@ -233,31 +275,18 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
     ctx->cluster = NULL;
     goto fail;
   }
-  ctx->size_file = spec->snap ? NULL : o->size_file;
-  r = open_image (ctx, o, spec, flags, err, errlen);
-  if (r < 0 || (flags & RBDX_CTX_PROBE))
+  r = open_image (ctx, o, spec, ident, flags, &rw, err, errlen);
+  if (r < 0)
+    goto fail;
+  if (flags & RBDX_CTX_PROBE)
     goto out;
+  r = start_reactor (ctx, o, err, errlen);
+  if (r < 0)
+    goto fail;
 
-  ctx->efd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (ctx->efd < 0) {
-    r = -errno;
-    snprintf (err, errlen, "eventfd: %s", strerror (errno));
-    goto fail;
-  }
-  r = rbd_set_image_notification (ctx->image, ctx->efd, EVENT_TYPE_EVENTFD);
-  if (r < 0) {
-    snprintf (err, errlen, "rbd_set_image_notification: %s", strerror (-r));
-    goto fail;
-  }
-  r = rbdx_reactor_init (&ctx->reactor, ctx->image, ctx->efd, o->completion);
-  if (r < 0) {
-    snprintf (err, errlen, "completion=io_uring: cannot set up io_uring: %s",
-              strerror (-r));
-    goto fail;
-  }
-  ctx->have_reactor = true;
-
-  if (!spec->snap) {
+  /* A read-only handle has no header watch: its update watch would
+   * never fire. */
+  if (rw) {
     r = rbd_update_watch (ctx->image, &ctx->watch_handle, on_update, ctx);
     if (r < 0) {
       snprintf (err, errlen, "rbd_update_watch on '%s': %s", ctx->name,
@@ -265,13 +294,19 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
       goto fail;
     }
     ctx->watching = true;
-    on_update (ctx);    /* a resize between open and watch */
-    size_list_add (ctx);
+    on_update (ctx);    /* a resize or removal between open and watch */
+    if (ctx->ident.snap_id == RBDX_NOSNAP) {
+      ctx->follows_size = true;
+      ctx->size_file = o->size_file;
+      rbdx_size_register (ctx);
+    }
   }
+  else if (spec->snap)
+    nbdkit_debug ("rbdx: %s: opened read-only (client.%s may not watch the "
+                  "image header): a removal of the snapshot is not noticed",
+                  ctx->name, rbdx_options_id (o));
 
 out:
-  if (r < 0)
-    goto fail;
   *out = ctx;
   return 0;
 
@@ -285,7 +320,7 @@ rbdx_ctx_close (struct rbdx_ctx *ctx)
 {
   if (!ctx)
     return;
-  size_list_remove (ctx);
+  rbdx_size_unregister (ctx);
   if (ctx->watching)
     rbd_update_unwatch (ctx->image, ctx->watch_handle);
   if (ctx->image)
@@ -302,6 +337,78 @@ rbdx_ctx_close (struct rbdx_ctx *ctx)
   free (ctx);
 }
 
+/* Name the data pool for messages. */
+static void
+pool_name (rados_t c, int64_t id, char *buf, size_t len)
+{
+  if (rados_pool_reverse_lookup (c, id, buf, len) < 0)
+    snprintf (buf, len, "id %" PRId64, id);
+}
+
+int
+rbdx_ctx_check_access (struct rbdx_ctx *ctx, const struct rbdx_options *o,
+                       bool write, char *err, size_t errlen)
+{
+  char prefix[RBD_MAX_BLOCK_NAME_SIZE + 32], probe[128], pool[256];
+  const char *need = "r";
+  rados_write_op_t op;
+  rados_ioctx_t dio;
+  uint64_t psize;
+  time_t mtime;
+  int64_t dp;
+  int r;
+
+  dp = rbd_get_data_pool_id (ctx->image);
+  if (dp < 0)
+    dp = ctx->ident.pool_id;
+  r = rbd_get_block_name_prefix (ctx->image, prefix, RBD_MAX_BLOCK_NAME_SIZE);
+  if (r < 0)
+    goto fail;
+  r = rados_ioctx_create2 (ctx->cluster, dp, &dio);
+  if (r < 0)
+    goto fail;
+  rados_ioctx_set_namespace (dio, *ctx->ident.ns ? ctx->ident.ns : NULL);
+
+  strcat (prefix, ".0000000000000000");
+  r = rados_stat (dio, prefix, &psize, &mtime);
+  if (r == -ENOENT)
+    r = 0;
+  if (r == 0 && write) {
+    need = "w";
+    snprintf (probe, sizeof probe, "rbdx_access_probe.%" PRIu64 ".%lx",
+              rados_get_instance_id (ctx->cluster), (unsigned long) random ());
+    op = rados_create_write_op ();
+    if (!op)
+      r = -ENOMEM;
+    else {
+      rados_write_op_assert_exists (op);
+      rados_write_op_write (op, "", 0, 0);
+      r = rados_write_op_operate (op, dio, probe, NULL, 0);
+      rados_release_write_op (op);
+      if (r == -ENOENT)
+        r = 0;
+    }
+  }
+  rados_ioctx_destroy (dio);
+  if (r == 0)
+    return 0;
+
+fail:
+  pool_name (ctx->cluster, dp, pool, sizeof pool);
+  if (r == -EPERM || r == -EACCES)
+    snprintf (err, errlen, "client.%s may not %s the data objects of image "
+              "'%s' in pool '%s'%s%s: its OSD caps lack '%s' there (for "
+              "example osd 'profile rbd pool=%s')",
+              rbdx_options_id (o),
+              *need == 'r' ? "read" : "write", ctx->name, pool,
+              *ctx->ident.ns ? " namespace " : "", ctx->ident.ns,
+              *need == 'r' ? "r" : "w", pool);
+  else
+    snprintf (err, errlen, "cannot check access to the data objects of image "
+              "'%s' in pool '%s': %s", ctx->name, pool, strerror (-r));
+  return r;
+}
+
 enum op { OP_READ, OP_WRITE, OP_WRITE_FUA, OP_FLUSH, OP_DISCARD, OP_ZERO };
 
 /* Submit one asynchronous request and wait for its result.  The wait
@@ -309,8 +416,8 @@ enum op { OP_READ, OP_WRITE, OP_WRITE_FUA, OP_FLUSH, OP_DISCARD, OP_ZERO };
  * reactor has polled the completion, which rbdx_reactor_wait guarantees
  * before returning. */
 static ssize_t
-run (struct rbdx_ctx *ctx, enum op op, void *buf, uint64_t count,
-     uint64_t offset, int zero_flags)
+submit (struct rbdx_ctx *ctx, enum op op, void *buf, uint64_t count,
+        uint64_t offset, int zero_flags)
 {
   struct rbdx_wait w;
   rbd_completion_t c;
@@ -352,9 +459,28 @@ run (struct rbdx_ctx *ctx, enum op op, void *buf, uint64_t count,
   return rbdx_reactor_wait (&ctx->reactor, &w);
 }
 
-/* Is [offset, offset+count) inside the image as it is now? */
-static bool
-inside (struct rbdx_ctx *ctx, uint64_t count, uint64_t offset)
+/* submit() unless this client was fenced.  Ceph fails every request of
+ * a blocklisted rados_t with -EBLOCKLISTED (= -ESHUTDOWN on Linux) and
+ * the client stays blocklisted; once seen, rbdx stops sending anything
+ * on this context, so no write can land after the fence. */
+static ssize_t
+run (struct rbdx_ctx *ctx, enum op op, void *buf, uint64_t count,
+     uint64_t offset, int zero_flags)
+{
+  ssize_t r;
+
+  if (atomic_load (&ctx->fenced))
+    return -ESHUTDOWN;
+  r = submit (ctx, op, buf, count, offset, zero_flags);
+  if (r == -ESHUTDOWN && !atomic_exchange (&ctx->fenced, true))
+    nbdkit_error ("rbdx: %s: this Ceph client (instance %" PRIu64 ") was "
+                  "blocklisted: its requests fail with EIO from now on",
+                  ctx->name, rados_get_instance_id (ctx->cluster));
+  return r;
+}
+
+bool
+rbdx_ctx_inside (struct rbdx_ctx *ctx, uint64_t count, uint64_t offset)
 {
   uint64_t size = atomic_load (&ctx->cur_size);
   return offset <= size && count <= size - offset;
@@ -364,7 +490,7 @@ inside (struct rbdx_ctx *ctx, uint64_t count, uint64_t offset)
 static int
 before_write (struct rbdx_ctx *ctx, uint64_t count, uint64_t offset)
 {
-  if (!inside (ctx, count, offset))
+  if (!rbdx_ctx_inside (ctx, count, offset))
     return -ENOSPC;
   atomic_store (&ctx->dirty, true);
   return 0;
@@ -376,12 +502,14 @@ rbdx_ctx_read (struct rbdx_ctx *ctx, void *buf, uint32_t count,
 {
   ssize_t r;
 
-  if (!inside (ctx, count, offset))
+  if (atomic_load (&ctx->gone))
+    return -ESTALE;
+  if (!rbdx_ctx_inside (ctx, count, offset))
     return -EINVAL;
   r = run (ctx, OP_READ, buf, count, offset, 0);
   if (r < 0)
     return (int) r;
-  return (uint64_t) r == count ? 0 : -EINVAL;
+  return (uint64_t) r == count ? 0 : -EIO;
 }
 
 int
@@ -457,6 +585,10 @@ rbdx_ctx_extents (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
   uint64_t size = atomic_load (&ctx->cur_size);
   int r;
 
+  if (atomic_load (&ctx->gone))
+    return -ESTALE;
+  if (atomic_load (&ctx->fenced))
+    return -ESHUTDOWN;
   /* advertise_size=max lets nbdkit pass any offset: bound by the image. */
   if (offset >= size)
     return -EINVAL;
@@ -469,5 +601,9 @@ rbdx_ctx_extents (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
   r = rbd_diff_iterate2 (ctx->image, NULL, offset, count, 1, 1, diff_cb, &w);
   if (r < 0)
     return r;
+  /* A removal that raced with the walk: do not answer from a map that
+   * may already describe nothing. */
+  if (atomic_load (&ctx->gone))
+    return -ESTALE;
   return rbdx_extent_walk_finish (&w);
 }

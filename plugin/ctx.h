@@ -1,9 +1,27 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx plugin: one NBD connection's librbd context.
  *
  * Each context owns its own rados_t, ioctx and image handle, so
  * connections share no librbd lock, messenger or dispatch thread (the
  * per-client ceiling rbdx exists to avoid).  Requests are submitted with
  * librbd's asynchronous C API and reaped by the context's reactor.
+ *
+ * A context is bound at open to one image identity (rbdx/identity.h):
+ * opened by name, it records the pool id, namespace, image id and
+ * snapshot id it found; opened by identity (the shared writer), it opens
+ * exactly that image with rbd_open_by_id.  librbd's handle then follows
+ * its image through renames and `rbd trash mv` (checked on Ceph 16.2.15).
+ *
+ * Lifecycle events reach the context through librbd's update watch
+ * (rbd_update_watch, a callback on a librbd thread after the image
+ * header changed): a resize updates cur_size, the removal of the
+ * snapshot a context serves marks it gone (reads and block status then
+ * fail with -ESTALE, for good, even if a snapshot of the same name is
+ * created again).  A request that fails with -ESHUTDOWN (Ceph's
+ * -EBLOCKLISTED: this rados_t was fenced, e.g. by `rbd lock rm` or a lock
+ * break) marks the context fenced: every later request fails at once
+ * with -ESHUTDOWN without reaching librbd, so nothing is written after
+ * the fence.
  *
  * Thread-safety: after rbdx_ctx_open returns, the I/O functions may be
  * called from any number of threads at once (librbd image handles are
@@ -23,14 +41,17 @@
 #include "extents.h"
 #include "options.h"
 #include "reactor.h"
+#include "rbdx/identity.h"
 
 /** Open-time choices. */
 enum rbdx_ctx_flags {
   RBDX_CTX_READONLY = 1 << 0,  /**< rbd_open_read_only (implied by a snapshot). */
-  RBDX_CTX_PROBE    = 1 << 1,  /**< no eventfd/reactor: check and close again. */
+  RBDX_CTX_PROBE    = 1 << 1,  /**< read-only handle, no eventfd, reactor or
+                                    watch: check and close again. */
 };
 
 struct rbdx_ctx {
+  struct rbdx_ident ident;   /**< the image (and snapshot) this context is bound to. */
   rados_t cluster;
   rados_ioctx_t io;
   rbd_image_t image;
@@ -42,39 +63,66 @@ struct rbdx_ctx {
   _Atomic uint64_t cur_size; /**< bytes, kept current by the update watch. */
   uint64_t watch_handle;
   bool watching;             /**< rbd_update_watch registered. */
+  bool follows_size;         /**< a head handle whose watch keeps cur_size. */
+  atomic_bool gone;          /**< the snapshot served was removed. */
+  atomic_bool fenced;        /**< this rados_t was blocklisted. */
   atomic_bool dirty;         /**< a write-type request since the last flush. */
   uint64_t features;         /**< RBD_FEATURE_* of the image. */
   uint64_t object_size;      /**< bytes (1 << order). */
   bool cache_on;             /**< effective rbd_cache after image-level overrides. */
   char *name;                /**< canonical "pool/[ns/]image[@snap]", owned. */
   const char *size_file;     /**< size_file= or NULL; not owned. */
-  bool size_listed;          /**< in the size_file registry (ctx.c). */
+  bool size_listed;          /**< in the size_file registry (sizefile.c). */
   struct rbdx_ctx *size_next;
 };
 
-/** Connect, open @p spec and set up completion reaping.
+/** Connect, open the image and set up completion reaping.
  *
- * The image head is opened with rbd_open even for read-only exports
- * (falling back to rbd_open_read_only when the cephx id may not): only
- * a read-write handle has the header watch that tells it about a
- * resize, and rbdx registers rbd_update_watch to keep cur_size
- * current.  Such a handle takes the exclusive-lock only when it writes.
- * Snapshots and probes use rbd_open_read_only (no watch, no lock).
+ * Without @p ident the image is found by the name in @p spec and the
+ * context records the identity it found; with @p ident exactly that
+ * image and snapshot are opened (rbd_open_by_id, rbd_snap_set_by_id) and
+ * @p spec only names it in messages.
+ *
+ * The head is opened with rbd_open even for read-only exports and
+ * snapshots (falling back to a read-only open when the cephx id may not
+ * write): only a read-write handle has the header watch that tells it
+ * about a resize or a snapshot removal, and rbdx registers
+ * rbd_update_watch on it.  Such a handle takes the exclusive-lock only
+ * when it writes; a snapshot handle (rbd_snap_set_by_id) never writes.
+ * Probes open read-only (no watch, no lock).
  *
  * @param o      cluster options (conf, id, keyring, ceph.*).
- * @param spec   the image; a snapshot opens read-only.
+ * @param spec   the image by name; a snapshot opens read-only.
+ * @param ident  NULL, or the exact identity to open.
  * @param flags  RBDX_CTX_* bits.
  * @param out    receives a heap context owned by the caller (free with
  *               rbdx_ctx_close).
  * @param err    a one-line message naming the bad pool, namespace,
  *               image or snapshot on error.
- * @return 0; -ENOENT for a missing pool, namespace, image or snapshot;
- *         -EPERM/-EACCES when the cephx id may not open it; any negative
- *         errno from rados_connect, rbd_open, eventfd or the reactor.
+ * @return 0; -ENOENT for a missing pool, namespace, image or snapshot
+ *         (with @p ident: it no longer exists); -EPERM/-EACCES when the
+ *         cephx id may not open it; any negative errno from
+ *         rados_connect, rbd_open, eventfd or the reactor.
  * Starts librados threads (see cluster.h on fork). */
 int rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
-                   unsigned flags, struct rbdx_ctx **out,
-                   char *err, size_t errlen);
+                   const struct rbdx_ident *ident, unsigned flags,
+                   struct rbdx_ctx **out, char *err, size_t errlen);
+
+/** Prove the cephx id may read (and with @p write, write) the image's
+ * data objects, which live in its data pool (`rbd create --data-pool`)
+ * and may need capabilities the header's pool did not: a stat of the
+ * first data object, and a write operation that asserts a probe object
+ * exists (it never does, so nothing is written; the OSD checks the
+ * capability before it evaluates the assertion).
+ * @return 0; -EPERM when a capability is missing, with a message naming
+ *         the data pool and the capability; another negative errno from
+ *         librados with a message.  Thread-safe. */
+int rbdx_ctx_check_access (struct rbdx_ctx *ctx, const struct rbdx_options *o,
+                           bool write, char *err, size_t errlen);
+
+/** Is [offset, offset+count) inside the image as it is now (cur_size)?
+ * Thread-safe. */
+bool rbdx_ctx_inside (struct rbdx_ctx *ctx, uint64_t count, uint64_t offset);
 
 /** Close the image, then the ioctx and cluster handle, then the eventfd
  * (librbd never closes it).  No request may be in flight.  NULL is a
@@ -82,10 +130,11 @@ int rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
 void rbdx_ctx_close (struct rbdx_ctx *ctx);
 
 /** Read @p count bytes at @p offset into @p buf.
- * @return 0; a negative errno from librbd; -EINVAL past the current
- *         end (the image shrank after the client negotiated its size)
- *         or when librbd returns fewer bytes than asked: never a short
- *         or zero-filled read. */
+ * @return 0; a negative errno from librbd; -ESHUTDOWN once fenced;
+ *         -ESTALE once the snapshot served was removed; -EINVAL past the
+ *         current end (the image shrank after the client negotiated its
+ *         size); -EIO when librbd returns fewer bytes than asked: never a
+ *         short or zero-filled read. */
 int rbdx_ctx_read (struct rbdx_ctx *ctx, void *buf, uint32_t count,
                    uint64_t offset);
 
@@ -93,7 +142,7 @@ int rbdx_ctx_read (struct rbdx_ctx *ctx, void *buf, uint32_t count,
  * Write, discard and zero return -ENOSPC past the current end (librbd
  * would silently clip a request that crosses it) and mark the context
  * dirty for rbdx_ctx_flush.
- * @return 0 or a negative errno from librbd. */
+ * @return 0, a negative errno from librbd, or -ESHUTDOWN once fenced. */
 int rbdx_ctx_write (struct rbdx_ctx *ctx, const void *buf, uint32_t count,
                     uint64_t offset, bool fua);
 
@@ -124,7 +173,8 @@ int rbdx_ctx_zero (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
  * call) this uses rbd_diff_iterate2(NULL, include_parent=1,
  * whole_object=1), clipped to the request so extents start at
  * @p offset; otherwise the whole range is reported as data.
- * @return 0, or a negative errno from librbd or @p fn. */
+ * @return 0, -ESTALE once the snapshot served was removed, or a negative
+ *         errno from librbd or @p fn. */
 int rbdx_ctx_extents (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
                       rbdx_extent_fn fn, void *arg);
 

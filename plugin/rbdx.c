@@ -1,8 +1,16 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx: nbdkit plugin serving Ceph RBD images over NBD.
  *
  * This file holds the nbdkit callbacks only; the work is in options.c
- * (parameters), cluster.c (rados_t), ctx.c (one connection's librbd
- * context) and reactor.c (completion reaping).
+ * (parameters), exports.c (export names), cluster.c (rados_t), ctx.c
+ * (one connection's librbd context), writer.c (the shared writer),
+ * reactor.c (completion reaping) and errors.c (NBD errors and logs).
+ *
+ * Every connection is bound at .open to one image identity (pool id,
+ * namespace, image id, snapshot id; rbdx/identity.h): its own context
+ * records what the export name meant at that moment, and its writer is
+ * the one of that identity.  What happens to open connections on each
+ * lifecycle event of the image is in the man page, "LIFECYCLE".
  *
  * Lifecycle (nbdkit-plugin(3)): .config/.config_complete validate the
  * parameters without starting librados threads; .get_ready proves the
@@ -25,6 +33,8 @@
 
 #include "cluster.h"
 #include "ctx.h"
+#include "errors.h"
+#include "exports.h"
 #include "options.h"
 #include "writer.h"
 
@@ -39,7 +49,7 @@
 #define RBDX_MAX_BLOCK   (32 * 1024 * 1024)
 
 static struct rbdx_options opts;
-static char canon[RBDX_SPEC_MAX + 8];   /* default export, "" in pool mode */
+static char canon[RBDX_EXPORT_MAX];   /* default export, "" in pool mode */
 
 /* One NBD connection. */
 struct rbdx_conn {
@@ -105,11 +115,39 @@ rbdx_cleanup (void)
   rbdx_writer_cleanup ();
 }
 
+/* Parameters that name files.  nbdkit changes to / when it forks into
+ * the background (and --run, service units and the mapper may start it
+ * elsewhere), so each is made absolute against the directory nbdkit was
+ * started in, at configuration time.  A Ceph path holding a $variable
+ * is Ceph's to expand and is left alone. */
+static bool
+is_path_key (const char *key)
+{
+  static const char *const keys[] = {
+    "conf", "keyring", "size_file",
+    "ceph.keyring", "ceph.keyfile", "ceph.log_file", "ceph.admin_socket",
+    NULL
+  };
+  for (size_t i = 0; keys[i]; i++)
+    if (strcmp (key, keys[i]) == 0)
+      return true;
+  return false;
+}
+
 static int
 rbdx_config (const char *key, const char *value)
 {
-  char err[512];
-  int r = rbdx_options_set (&opts, key, value, err, sizeof err);
+  char err[512], *abs = NULL;
+  int r;
+
+  if (is_path_key (key) && *value && *value != '/' && !strchr (value, '$')) {
+    abs = nbdkit_absolute_path (value);
+    if (!abs)
+      return -1;
+    value = abs;
+  }
+  r = rbdx_options_set (&opts, key, value, err, sizeof err);
+  free (abs);
 
   if (r == -ENOMEM)
     nbdkit_error ("rbdx: out of memory");
@@ -167,18 +205,26 @@ static int
 rbdx_get_ready (void)
 {
   struct rbdx_ctx *ctx;
-  char err[512];
+  char err[512], id[256];
 
   if (!opts.spec.image) {
     if (probe_pool (err, sizeof err) < 0)
       goto fail;
     return 0;
   }
-  if (rbdx_ctx_open (&opts, &opts.spec, RBDX_CTX_READONLY | RBDX_CTX_PROBE,
-                     &ctx, err, sizeof err) < 0)
+  if (rbdx_ctx_open (&opts, &opts.spec, NULL,
+                     RBDX_CTX_READONLY | RBDX_CTX_PROBE, &ctx, err,
+                     sizeof err) < 0)
     goto fail;
-  nbdkit_debug ("rbdx: %s is reachable: %" PRIu64 " bytes, features 0x%"
-                PRIx64, ctx->name, ctx->size, ctx->features);
+  rbdx_ident_format (&ctx->ident, id, sizeof id);
+  nbdkit_debug ("rbdx: %s (%s) is reachable: %" PRIu64 " bytes, features 0x%"
+                PRIx64, ctx->name, id, ctx->size, ctx->features);
+  /* Reading is needed whatever the export; whether writing is allowed
+   * is checked at .open, where nbdkit says if the export is writable. */
+  if (rbdx_ctx_check_access (ctx, &opts, false, err, sizeof err) < 0) {
+    rbdx_ctx_close (ctx);
+    goto fail;
+  }
   if (opts.exclusive && !opts.spec.snap &&
       !(ctx->features & RBD_FEATURE_EXCLUSIVE_LOCK)) {
     snprintf (err, sizeof err, "exclusive=true: image '%s' has no "
@@ -194,120 +240,16 @@ fail:
   return -1;
 }
 
-static const char *
-describe (const char *name)
-{
-  return nbdkit_printf_intern ("Ceph RBD image %s", name);
-}
-
-/* NBD_OPT_LIST: the default image, or in pool mode every image of the
- * pool (snapshots are not listed; IMAGE@SNAP may still be asked for). */
 static int
 rbdx_list_exports (int readonly, int is_tls, struct nbdkit_exports *exports)
 {
-  rbd_image_spec_t *images = NULL;
-  size_t n = 0, i;
-  char err[512], name[RBDX_SPEC_MAX + 8];
-  rados_ioctx_t io;
-  rados_t c;
-  int r;
-
-  if (!opts.pool)
-    return nbdkit_add_export (exports, canon, describe (canon));
-
-  r = rbdx_cluster_connect (&opts, &c, err, sizeof err);
-  if (r == 0) {
-    r = rbdx_cluster_open_pool (c, opts.pool, opts.pool_ns, &io, err,
-                                sizeof err);
-    if (r == 0) {
-      while ((r = rbd_list2 (io, images, &n)) == -ERANGE) {
-        free (images);
-        images = calloc (n, sizeof *images);
-        if (!images) {
-          r = -ENOMEM;
-          break;
-        }
-      }
-      for (i = 0; r >= 0 && i < n; i++) {
-        snprintf (name, sizeof name, "%s/%s%s%s", opts.pool,
-                  opts.pool_ns ? opts.pool_ns : "", opts.pool_ns ? "/" : "",
-                  images[i].name);
-        if (nbdkit_add_export (exports, name, describe (name)) < 0)
-          r = -ENOMEM;
-      }
-      if (images && n)
-        rbd_image_spec_list_cleanup (images, n);
-      free (images);
-      rados_ioctx_destroy (io);
-      if (r < 0)
-        snprintf (err, sizeof err, "cannot list the images of pool '%s': %s",
-                  opts.pool, strerror (-r));
-    }
-    rados_shutdown (c);
-  }
-  if (r < 0) {
-    nbdkit_error ("rbdx: %s", err);
-    return -1;
-  }
-  return 0;
+  return rbdx_exports_list (&opts, canon, exports);
 }
 
 static const char *
 rbdx_default_export (int readonly, int is_tls)
 {
   return canon;
-}
-
-/* Which image does the export name the client asked for mean?  The
- * default image for "" and its own spec; in pool mode any image of the
- * pool (and namespace), given as IMAGE[@SNAP] or with its pool. */
-static int
-resolve (const char *name, struct rbdx_spec *spec)
-{
-  char buf[RBDX_SPEC_MAX + 8];
-  const char *why = "";
-  int r;
-
-  if (!name || !*name || strcmp (name, canon) == 0) {
-    if (!opts.spec.image) {
-      nbdkit_error ("rbdx: no default export: name an image of pool "
-                    "'%s%s%s' (nbdinfo --list shows them)", opts.pool,
-                    opts.pool_ns ? "/" : "", opts.pool_ns ? opts.pool_ns : "");
-      return -1;
-    }
-    return rbdx_spec_copy (spec, &opts.spec) < 0 ? -1 : 0;
-  }
-
-  r = rbdx_spec_parse (name, opts.pool ? opts.pool : opts.spec.pool, spec,
-                       &why);
-  if (r < 0) {
-    nbdkit_error ("rbdx: export '%s': %s", name, why);
-    return -1;
-  }
-  /* A bare IMAGE in pool mode lives in pool='s namespace. */
-  if (opts.pool_ns && !strchr (name, '/') &&
-      !(spec->ns = strdup (opts.pool_ns))) {
-    nbdkit_error ("rbdx: out of memory");
-    rbdx_spec_free (spec);
-    return -1;
-  }
-  rbdx_spec_format (spec, buf, sizeof buf);
-  if (opts.pool) {
-    if (strcmp (spec->pool, opts.pool) == 0 &&
-        (spec->ns ? opts.pool_ns && strcmp (spec->ns, opts.pool_ns) == 0
-                  : !opts.pool_ns))
-      return 0;
-    nbdkit_error ("rbdx: export '%s' is not in pool '%s%s%s'", name,
-                  opts.pool, opts.pool_ns ? "/" : "",
-                  opts.pool_ns ? opts.pool_ns : "");
-  }
-  else if (strcmp (buf, canon) == 0)
-    return 0;
-  else
-    nbdkit_error ("rbdx: export '%s' is not served here (this server "
-                  "serves '%s')", name, canon);
-  rbdx_spec_free (spec);
-  return -1;
 }
 
 static const char *
@@ -322,18 +264,20 @@ rbdx_open (int readonly)
   struct rbdx_conn *conn;
   struct rbdx_spec spec;
   enum rbdx_writers policy;
-  char err[512];
+  char err[512], id[256];
   bool lock;
 
-  if (resolve (nbdkit_export_name (), &spec) < 0)
+  if (rbdx_export_resolve (&opts, canon, nbdkit_export_name (), &spec) < 0)
     return NULL;
   conn = calloc (1, sizeof *conn);
   if (!conn) {
     nbdkit_error ("rbdx: out of memory");
     goto fail;
   }
-  if (rbdx_ctx_open (&opts, &spec, readonly ? RBDX_CTX_READONLY : 0,
-                     &conn->ctx, err, sizeof err) < 0) {
+  if (rbdx_ctx_open (&opts, &spec, NULL, readonly ? RBDX_CTX_READONLY : 0,
+                     &conn->ctx, err, sizeof err) < 0 ||
+      rbdx_ctx_check_access (conn->ctx, &opts, !conn->ctx->readonly, err,
+                             sizeof err) < 0) {
     nbdkit_error ("rbdx: %s", err);
     goto fail;
   }
@@ -348,7 +292,8 @@ rbdx_open (int readonly)
   if (opts.exclusive)
     policy = RBDX_WRITERS_SHARED;
   if (!conn->ctx->readonly && policy == RBDX_WRITERS_SHARED) {
-    if (rbdx_writer_get (&opts, &spec, &conn->writer, err, sizeof err) < 0) {
+    if (rbdx_writer_get (&opts, &spec, conn->ctx, &conn->writer, err,
+                         sizeof err) < 0) {
       nbdkit_error ("rbdx: %s", err);
       goto fail;
     }
@@ -364,9 +309,10 @@ rbdx_open (int readonly)
     (!conn->ctx->cache_on && !conn->wctx->cache_on &&
      (policy == RBDX_WRITERS_SHARED || !lock));
 
-  nbdkit_debug ("rbdx: opened %s %s, %" PRIu64 " bytes, features 0x%" PRIx64
-                ", writers=%s, multi-conn %s, rbd_cache %s, completions "
-                "via %s", conn->ctx->name,
+  rbdx_ident_format (&conn->ctx->ident, id, sizeof id);
+  nbdkit_debug ("rbdx: opened %s (%s) %s, %" PRIu64 " bytes, features 0x%"
+                PRIx64 ", writers=%s, multi-conn %s, rbd_cache %s, "
+                "completions via %s", conn->ctx->name, id,
                 conn->ctx->readonly ? "read-only" : "read-write",
                 conn->ctx->size, conn->ctx->features,
                 conn->ctx->readonly ? "none" : policy_name (policy),
@@ -406,7 +352,7 @@ rbdx_get_size (void *handle)
 
   /* advertise_size=max: each request is still bounded by the image's
    * current size (cur_size, kept by the update watch). */
-  if (opts.advertise_size == RBDX_ADVERTISE_MAX && conn->ctx->watching)
+  if (opts.advertise_size == RBDX_ADVERTISE_MAX && conn->ctx->follows_size)
     return RBDX_ADVERTISE_MAX_BYTES;
   return (int64_t) conn->ctx->size;
 }
@@ -415,7 +361,7 @@ static const char *
 rbdx_export_description (void *handle)
 {
   struct rbdx_conn *conn = handle;
-  return describe (conn->ctx->name);
+  return rbdx_export_describe (conn->ctx->name);
 }
 
 static int
@@ -496,34 +442,32 @@ rbdx_can_cache (void *handle)
   return NBDKIT_CACHE_NONE;
 }
 
-/* One table from librbd's negative errno to the errno nbdkit turns into
- * an NBD error (nbdkit maps EPERM, EIO, ENOMEM, EINVAL, ENOSPC,
- * EOVERFLOW, ENOTSUP and ESHUTDOWN; anything else would become
- * NBD_EINVAL, which would blame the client for a cluster fault). */
+/* A request the cluster (or rbdx, for a fenced client or a removed
+ * snapshot) could not carry out: logged at error level, rate-limited
+ * (errors.h), and answered with the NBD error of errors.c's table. */
 static int
-nbd_errno (int neg)
+fail (struct rbdx_ctx *ctx, const char *op, uint32_t count, uint64_t offset,
+      int neg)
 {
-  switch (-neg) {
-  case EPERM: case EIO: case ENOMEM: case EINVAL: case ENOSPC:
-  case EOVERFLOW: case ENOTSUP: case ESHUTDOWN:
-    return -neg;
-  case EROFS: case EACCES:
-    return EPERM;       /* read-only handle / lock taken exclusively */
-  case EDQUOT: case EFBIG:
-    return ENOSPC;
-  case ERANGE:
-    return EINVAL;
-  default:
-    return EIO;         /* ETIMEDOUT, ENOENT (image removed), EBLOCKLISTED.. */
-  }
+  rbdx_log_request_error (ctx->name, op, offset, count, neg);
+  nbdkit_set_error (rbdx_nbd_error (neg));
+  return -1;
 }
 
-static int
-fail (const char *what, int neg)
+/* A request outside the image as it is now (it shrank after the client
+ * negotiated its size, or advertise_size=max): the client's doing, so
+ * only a debug line.  NBD doc/proto.md: a read past the end is EINVAL,
+ * a write-type request ENOSPC. */
+static bool
+outside (struct rbdx_ctx *ctx, const char *op, uint32_t count,
+         uint64_t offset, int err)
 {
-  nbdkit_debug ("rbdx: %s failed: %s", what, strerror (-neg));
-  nbdkit_set_error (nbd_errno (neg));
-  return -1;
+  if (rbdx_ctx_inside (ctx, count, offset))
+    return false;
+  nbdkit_debug ("rbdx: %s: %s of %" PRIu32 " bytes at %" PRIu64 " is past "
+                "the image's current end", ctx->name, op, count, offset);
+  nbdkit_set_error (err);
+  return true;
 }
 
 /* FUA with a cache forced on (ceph.rbd_cache=true or an image-level
@@ -536,7 +480,7 @@ fua_flush (struct rbdx_ctx *ctx, uint32_t flags)
   if (!(flags & NBDKIT_FLAG_FUA) || !ctx->cache_on)
     return 0;
   r = rbdx_ctx_flush (ctx);
-  return r < 0 ? fail ("flush for FUA", r) : 0;
+  return r < 0 ? fail (ctx, "flush for FUA", 0, 0, r) : 0;
 }
 
 static int
@@ -544,9 +488,12 @@ rbdx_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
             uint32_t flags)
 {
   struct rbdx_conn *conn = handle;
-  int r = rbdx_ctx_read (conn->ctx, buf, count, offset);
+  int r;
 
-  return r < 0 ? fail ("read", r) : 0;
+  if (outside (conn->ctx, "read", count, offset, EINVAL))
+    return -1;
+  r = rbdx_ctx_read (conn->ctx, buf, count, offset);
+  return r < 0 ? fail (conn->ctx, "read", count, offset, r) : 0;
 }
 
 static int
@@ -554,11 +501,13 @@ rbdx_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
              uint32_t flags)
 {
   struct rbdx_conn *conn = handle;
-  int r = rbdx_ctx_write (conn->wctx, buf, count, offset,
-                          flags & NBDKIT_FLAG_FUA);
+  int r;
 
+  if (outside (conn->wctx, "write", count, offset, ENOSPC))
+    return -1;
+  r = rbdx_ctx_write (conn->wctx, buf, count, offset, flags & NBDKIT_FLAG_FUA);
   if (r < 0)
-    return fail ("write", r);
+    return fail (conn->wctx, "write", count, offset, r);
   return fua_flush (conn->wctx, flags);
 }
 
@@ -568,17 +517,20 @@ rbdx_flush (void *handle, uint32_t flags)
   struct rbdx_conn *conn = handle;
   int r = rbdx_ctx_flush (conn->wctx);
 
-  return r < 0 ? fail ("flush", r) : 0;
+  return r < 0 ? fail (conn->wctx, "flush", 0, 0, r) : 0;
 }
 
 static int
 rbdx_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
   struct rbdx_conn *conn = handle;
-  int r = rbdx_ctx_discard (conn->wctx, count, offset);
+  int r;
 
+  if (outside (conn->wctx, "trim", count, offset, ENOSPC))
+    return -1;
+  r = rbdx_ctx_discard (conn->wctx, count, offset);
   if (r < 0)
-    return fail ("trim", r);
+    return fail (conn->wctx, "trim", count, offset, r);
   return fua_flush (conn->wctx, flags);
 }
 
@@ -594,9 +546,11 @@ rbdx_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
     nbdkit_set_error (ENOTSUP);
     return -1;
   }
+  if (outside (conn->wctx, "write zeroes", count, offset, ENOSPC))
+    return -1;
   r = rbdx_ctx_zero (conn->wctx, count, offset, may_hole);
   if (r < 0)
-    return fail ("write zeroes", r);
+    return fail (conn->wctx, "write zeroes", count, offset, r);
   return fua_flush (conn->wctx, flags);
 }
 
@@ -612,9 +566,12 @@ rbdx_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
               struct nbdkit_extents *extents)
 {
   struct rbdx_conn *conn = handle;
-  int r = rbdx_ctx_extents (conn->ctx, count, offset, add_extent, extents);
+  int r;
 
-  return r < 0 ? fail ("block status", r) : 0;
+  if (outside (conn->ctx, "block status", 1, offset, EINVAL))
+    return -1;
+  r = rbdx_ctx_extents (conn->ctx, count, offset, add_extent, extents);
+  return r < 0 ? fail (conn->ctx, "block status", count, offset, r) : 0;
 }
 
 static void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx plugin: shared lock-owning writers (see writer.h). */
 #include <errno.h>
 #include <pthread.h>
@@ -39,60 +40,6 @@ take_lock (struct rbdx_ctx *ctx, char *err, size_t errlen)
   return r;
 }
 
-int
-rbdx_writer_get (const struct rbdx_options *o, const struct rbdx_spec *spec,
-                 struct rbdx_writer **out, char *err, size_t errlen)
-{
-  char name[RBDX_SPEC_MAX + 8];
-  struct rbdx_writer *w;
-  int r = 0;
-
-  rbdx_spec_format (spec, name, sizeof name);
-  pthread_mutex_lock (&table_lock);
-  for (w = table; w; w = w->next)
-    if (strcmp (w->ctx->name, name) == 0)
-      break;
-  if (w) {
-    w->refs++;
-    goto out;
-  }
-
-  w = calloc (1, sizeof *w);
-  if (!w) {
-    r = -ENOMEM;
-    goto out;
-  }
-  r = rbdx_ctx_open (o, spec, 0, &w->ctx, err, errlen);
-  if (r == 0 && o->exclusive)
-    r = take_lock (w->ctx, err, errlen);
-  if (r < 0) {
-    rbdx_ctx_close (w->ctx);
-    free (w);
-    w = NULL;
-    goto out;
-  }
-  w->refs = 1;
-  if (o->exclusive) {
-    w->pinned = true;
-    w->refs++;
-  }
-  w->next = table;
-  table = w;
-  nbdkit_debug ("rbdx: %s: shared writer opened%s", name,
-                o->exclusive ? ", exclusive lock held" : "");
-
-out:
-  pthread_mutex_unlock (&table_lock);
-  *out = w;
-  return r;
-}
-
-struct rbdx_ctx *
-rbdx_writer_ctx (struct rbdx_writer *w)
-{
-  return w->ctx;
-}
-
 /* Unlink and close @w; call with table_lock held. */
 static void
 drop (struct rbdx_writer *w)
@@ -108,6 +55,79 @@ drop (struct rbdx_writer *w)
   nbdkit_debug ("rbdx: %s: shared writer closed", w->ctx->name);
   rbdx_ctx_close (w->ctx);
   free (w);
+}
+
+/* A fenced writer serves no new connection: release the reference an
+ * exclusive writer holds on itself, so it closes with its last user.
+ * Call with table_lock held; returns whether @w is still usable. */
+static bool
+usable (struct rbdx_writer *w)
+{
+  if (!atomic_load (&w->ctx->fenced))
+    return true;
+  if (w->pinned) {
+    w->pinned = false;
+    if (--w->refs == 0)
+      drop (w);
+  }
+  return false;
+}
+
+int
+rbdx_writer_get (const struct rbdx_options *o, const struct rbdx_spec *spec,
+                 const struct rbdx_ctx *conn, struct rbdx_writer **out,
+                 char *err, size_t errlen)
+{
+  char id[256];
+  struct rbdx_writer *w, *next;
+  int r = 0;
+
+  pthread_mutex_lock (&table_lock);
+  for (w = table; w; w = next) {
+    next = w->next;
+    if (rbdx_ident_equal (&w->ctx->ident, &conn->ident) && usable (w))
+      break;
+  }
+  if (w) {
+    w->refs++;
+    goto out;
+  }
+
+  w = calloc (1, sizeof *w);
+  if (!w) {
+    r = -ENOMEM;
+    goto out;
+  }
+  r = rbdx_ctx_open (o, spec, &conn->ident, 0, &w->ctx, err, errlen);
+  if (r == 0 && o->exclusive)
+    r = take_lock (w->ctx, err, errlen);
+  if (r < 0) {
+    rbdx_ctx_close (w->ctx);
+    free (w);
+    w = NULL;
+    goto out;
+  }
+  w->refs = 1;
+  if (o->exclusive) {
+    w->pinned = true;
+    w->refs++;
+  }
+  w->next = table;
+  table = w;
+  rbdx_ident_format (&conn->ident, id, sizeof id);
+  nbdkit_debug ("rbdx: %s (%s): shared writer opened%s", w->ctx->name, id,
+                o->exclusive ? ", exclusive lock held" : "");
+
+out:
+  pthread_mutex_unlock (&table_lock);
+  *out = w;
+  return r;
+}
+
+struct rbdx_ctx *
+rbdx_writer_ctx (struct rbdx_writer *w)
+{
+  return w->ctx;
 }
 
 void

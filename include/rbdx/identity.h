@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx: the identity of an RBD image (or snapshot) as opposed to its name.
+ *
+ * A name is not an identity: `rbd rename`, `rbd trash mv` and a new
+ * `rbd create` of an old name are ordinary operator actions, and an open
+ * librbd handle keeps following its image by id through all of them.
+ * What stays the same for the life of an image is the tuple
+ * (pool id, RADOS namespace, image id, snapshot id): pool ids come from
+ * rados_ioctx_get_id(3), image ids from rbd_get_id(3), snapshot ids from
+ * rbd_snap_get_id(3); rbd_open_by_id(3) opens exactly that image (librbd
+ * 16.2, checked on a sandbox cluster: see plugin/DESIGN.md).
+ *
+ * Everything rbdx shares between connections (the shared writer, the
+ * size file, ...) is keyed by this tuple, never by a name.  Pure data and
+ * string handling: no librados calls, no allocation.
+ */
+#ifndef RBDX_IDENTITY_H
+#define RBDX_IDENTITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Snapshot id of an image's head (librbd's CEPH_NOSNAP). */
+#define RBDX_NOSNAP UINT64_MAX
+
+/** Longest RADOS namespace name rbdx handles, in bytes (without NUL). */
+#define RBDX_NS_MAX 255
+/** Longest image id, in bytes (without NUL); librbd's ids are ~12-16
+ * hex digits, old format-1 images have none. */
+#define RBDX_IMAGE_ID_MAX 63
+
+/** Which image, or which snapshot of it. */
+struct rbdx_ident {
+  int64_t pool_id;                       /**< rados_ioctx_get_id. */
+  char ns[RBDX_NS_MAX + 1];              /**< "" for the default namespace. */
+  char image_id[RBDX_IMAGE_ID_MAX + 1];  /**< rbd_get_id. */
+  uint64_t snap_id;                      /**< RBDX_NOSNAP for the head. */
+};
+
+/** True when @p a and @p b name the same image (or the same snapshot).
+ * Thread-safe. */
+bool rbdx_ident_equal (const struct rbdx_ident *a, const struct rbdx_ident *b);
+
+/** Print @p id as "POOLID/[NS/]IMAGEID[@SNAPID]" (decimal ids, the
+ * form used in logs and by the mapper's state) into @p buf of @p len
+ * bytes.  @return the length the full text needs, like snprintf.
+ * Thread-safe. */
+size_t rbdx_ident_format (const struct rbdx_ident *id, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RBDX_IDENTITY_H */

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx plugin: what a failed request tells the client and the operator.
+ *
+ * One table maps librbd's negative errno to the errno nbdkit turns into
+ * an NBD error (nbdkit 1.32 server/protocol.c maps EPERM, EIO, ENOMEM,
+ * EINVAL, ENOSPC, EOVERFLOW, ENOTSUP and ESHUTDOWN; anything else would
+ * become NBD_EINVAL and blame the client for a cluster fault).
+ *
+ * NBD_ESHUTDOWN is never produced here: the NBD spec (doc/proto.md,
+ * "Error values") reserves it for a server that is shutting down, and a
+ * client must then disconnect.  Ceph reports a blocklisted (fenced)
+ * client as -EBLOCKLISTED, whose value is ESHUTDOWN (108) on Linux, so
+ * it must be mapped to NBD_EIO deliberately.
+ */
+#ifndef RBDX_ERRORS_H
+#define RBDX_ERRORS_H
+
+#include <stdint.h>
+
+/** The errno to hand to nbdkit_set_error for librbd's @p neg (a
+ * negative errno).  Thread-safe; pure. */
+int rbdx_nbd_error (int neg);
+
+/** Log a cluster-side failure of one request at error level (nbdkit_error,
+ * shown without -v), naming @p image, @p op ("read", "write", ...),
+ * the byte range and the errno.  Rate-limited process-wide to
+ * RBDX_LOG_BURST messages per RBDX_LOG_WINDOW_S seconds; the number
+ * suppressed is reported with the next message that gets through.
+ * Thread-safe. */
+void rbdx_log_request_error (const char *image, const char *op,
+                             uint64_t offset, uint32_t count, int neg);
+
+#define RBDX_LOG_BURST 20      /**< messages per window */
+#define RBDX_LOG_WINDOW_S 10   /**< seconds */
+
+#endif /* RBDX_ERRORS_H */

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx plugin: export names (see exports.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rbd/librbd.h>
+
+#include "cluster.h"
+#include "exports.h"
+
+const char *
+rbdx_export_describe (const char *name)
+{
+  return nbdkit_printf_intern ("Ceph RBD image %s", name);
+}
+
+/* Does "POOL/[NS/]NAME" parse back to exactly this image?  Not when
+ * NAME holds '/', '@' or a control character. */
+static bool
+addressable (const struct rbdx_options *o, const char *image, char *name,
+             size_t len)
+{
+  struct rbdx_spec spec;
+  bool ok;
+
+  if ((size_t) snprintf (name, len, "%s/%s%s%s", o->pool,
+                         o->pool_ns ? o->pool_ns : "", o->pool_ns ? "/" : "",
+                         image) >= len)
+    return false;
+  if (rbdx_spec_parse (name, NULL, &spec, NULL) < 0)
+    return false;
+  ok = strcmp (spec.image, image) == 0 && !spec.snap;
+  rbdx_spec_free (&spec);
+  return ok;
+}
+
+static int
+list_pool (const struct rbdx_options *o, rados_ioctx_t io,
+           struct nbdkit_exports *exports)
+{
+  rbd_image_spec_t *images = NULL;
+  char name[RBDX_EXPORT_MAX];
+  size_t n = 0, i;
+  int r;
+
+  while ((r = rbd_list2 (io, images, &n)) == -ERANGE) {
+    free (images);
+    images = calloc (n, sizeof *images);
+    if (!images)
+      return -ENOMEM;
+  }
+  for (i = 0; r >= 0 && i < n; i++) {
+    if (!addressable (o, images[i].name, name, sizeof name)) {
+      nbdkit_debug ("rbdx: image '%s' (id %s) of pool '%s' is not listed: "
+                    "its name cannot be written as an export name",
+                    images[i].name, images[i].id, o->pool);
+      continue;
+    }
+    if (nbdkit_add_export (exports, name, rbdx_export_describe (name)) < 0)
+      r = -ENOMEM;
+  }
+  if (images && n)
+    rbd_image_spec_list_cleanup (images, n);
+  free (images);
+  return r < 0 ? r : 0;
+}
+
+int
+rbdx_exports_list (const struct rbdx_options *o, const char *canon,
+                   struct nbdkit_exports *exports)
+{
+  char err[512];
+  rados_ioctx_t io;
+  rados_t c;
+  int r;
+
+  if (!o->pool)
+    return nbdkit_add_export (exports, canon, rbdx_export_describe (canon));
+
+  r = rbdx_cluster_connect (o, &c, err, sizeof err);
+  if (r == 0) {
+    r = rbdx_cluster_open_pool (c, o->pool, o->pool_ns, &io, err,
+                                sizeof err);
+    if (r == 0) {
+      r = list_pool (o, io, exports);
+      rados_ioctx_destroy (io);
+      if (r < 0)
+        snprintf (err, sizeof err, "cannot list the images of pool '%s': %s",
+                  o->pool, strerror (-r));
+    }
+    rados_shutdown (c);
+  }
+  if (r < 0) {
+    nbdkit_error ("rbdx: %s", err);
+    return -1;
+  }
+  return 0;
+}
+
+static bool
+same_pool (const struct rbdx_options *o, const struct rbdx_spec *spec)
+{
+  return strcmp (spec->pool, o->pool) == 0 &&
+    (spec->ns ? o->pool_ns && strcmp (spec->ns, o->pool_ns) == 0
+              : !o->pool_ns);
+}
+
+int
+rbdx_export_resolve (const struct rbdx_options *o, const char *canon,
+                     const char *name, struct rbdx_spec *spec)
+{
+  char buf[RBDX_EXPORT_MAX];
+  const char *why = "";
+  int r;
+
+  if (!name || !*name || strcmp (name, canon) == 0) {
+    if (!o->spec.image) {
+      nbdkit_error ("rbdx: no default export: name an image of pool "
+                    "'%s%s%s' (nbdinfo --list shows them)", o->pool,
+                    o->pool_ns ? "/" : "", o->pool_ns ? o->pool_ns : "");
+      return -1;
+    }
+    return rbdx_spec_copy (spec, &o->spec) < 0 ? -1 : 0;
+  }
+
+  r = rbdx_spec_parse (name, o->pool ? o->pool : o->spec.pool, spec, &why);
+  if (r < 0) {
+    nbdkit_error ("rbdx: export '%s': %s", name, why);
+    return -1;
+  }
+  /* A bare IMAGE in pool mode lives in pool='s namespace. */
+  if (o->pool_ns && !strchr (name, '/') &&
+      !(spec->ns = strdup (o->pool_ns))) {
+    nbdkit_error ("rbdx: out of memory");
+    rbdx_spec_free (spec);
+    return -1;
+  }
+  rbdx_spec_format (spec, buf, sizeof buf);
+  if (o->pool) {
+    if (same_pool (o, spec))
+      return 0;
+    nbdkit_error ("rbdx: export '%s' is not in pool '%s%s%s'", name,
+                  o->pool, o->pool_ns ? "/" : "",
+                  o->pool_ns ? o->pool_ns : "");
+  }
+  else if (strcmp (buf, canon) == 0)
+    return 0;
+  else
+    nbdkit_error ("rbdx: export '%s' is not served here (this server "
+                  "serves '%s')", name, canon);
+  rbdx_spec_free (spec);
+  return -1;
+}
