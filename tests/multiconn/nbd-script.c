@@ -12,6 +12,9 @@
  *   read OFF LEN BYTE        -> read and check every byte is BYTE
  *   readerr OFF LEN ERRNAME  -> the read must fail with ERRNAME (EINVAL...)
  *   writeerr OFF LEN ERRNAME -> the write must fail with ERRNAME
+ *   bs OFF LEN               -> "ok N" : BLOCK_STATUS (base:allocation)
+ *                               answered with N extents
+ *   bserr OFF LEN ERRNAME    -> the BLOCK_STATUS must fail with ERRNAME
  *   flush
  *   alive                    -> the connection is still up and idle
  *   quit                     -> NBD_CMD_DISC and exit 0
@@ -74,6 +77,44 @@ expect_err (int r, const char *want_name, const char *what,
     printf ("ok\n");
 }
 
+static int
+count_extent (void *arg, const char *metacontext, uint64_t offset,
+              uint32_t *entries, size_t nr_entries, int *error)
+{
+  if (strcmp (metacontext, LIBNBD_CONTEXT_BASE_ALLOCATION) == 0)
+    *(size_t *) arg += nr_entries / 2;
+  return 0;
+}
+
+static void
+block_status (const char *cmd, char **save)
+{
+  uint64_t off, len;
+  size_t n = 0;
+  char what[96], *e;
+  int r;
+
+  if (num (save, &off, 0) < 0 || num (save, &len, 0) < 0 ||
+      len > UINT32_MAX) {
+    printf ("err usage: %s OFF LEN%s\n", cmd,
+            strcmp (cmd, "bserr") == 0 ? " ERRNAME" : "");
+    return;
+  }
+  snprintf (what, sizeof what, "block status of %" PRIu64 " bytes at %"
+            PRIu64, len, off);
+  r = nbd_block_status (h, len, off,
+                        (nbd_extent_callback) { .callback = count_extent,
+                                                .user_data = &n }, 0);
+  if (strcmp (cmd, "bserr") == 0) {
+    e = arg (save);
+    expect_err (r, e ? e : "?", what, NULL, 0);
+  }
+  else if (r == -1)
+    reply_nbd_err (what);
+  else
+    printf ("ok %zu\n", n);
+}
+
 static void
 command (char *line)
 {
@@ -100,6 +141,8 @@ command (char *line)
     else
       printf ("ok\n");
   }
+  else if (strcmp (cmd, "bs") == 0 || strcmp (cmd, "bserr") == 0)
+    block_status (cmd, &save);
   else if (strcmp (cmd, "flush") == 0) {
     if (nbd_flush (h, 0) == -1)
       reply_nbd_err ("flush");
@@ -172,7 +215,15 @@ main (int argc, char *argv[])
 
   check_args (argv, argc == 2 || argc == 3, "URI [NAME]");
   setvbuf (stdout, NULL, _IOLBF, 0);
-  h = connect_named (argv[1], argc > 2 ? argv[2] : "script");
+  h = nbd_create ();
+  if (!h)
+    FAIL ("nbd_create: %s", nbd_get_error ());
+  nbd_set_handle_name (h, argc > 2 ? argv[2] : "script");
+  /* Ask for base:allocation so that "bs" can be used. */
+  if (nbd_add_meta_context (h, LIBNBD_CONTEXT_BASE_ALLOCATION) == -1 ||
+      nbd_connect_uri (h, argv[1]) == -1)
+    FAIL ("nbd_connect_uri %s: %s (errno %s)", argv[1], nbd_get_error (),
+          errname (nbd_get_errno ()));
   default_strict = nbd_get_strict_mode (h);
   printf ("ok connected\n");
 
