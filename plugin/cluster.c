@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx plugin: cluster handles (see cluster.h). */
 #include <errno.h>
 #include <stdbool.h>

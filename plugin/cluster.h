@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx plugin: creating librados cluster handles from the options.
  *
- * librados facts relied on (see shared notes, checked on Ceph 16.2.15):
+ * librados facts relied on (checked on Ceph 16.2.15, see plugin/DESIGN.md):
  * rados_create2 and rados_conf_* start no threads; rados_connect starts
  * about twelve.  A process must not fork after rados_connect, so
  * rbdx_cluster_configure may run before nbdkit forks, rbdx_cluster_connect

@@ -32,6 +32,7 @@
 #include <nbdkit-plugin.h>
 
 #include "cluster.h"
+#include "conn.h"
 #include "ctx.h"
 #include "errors.h"
 #include "exports.h"
@@ -51,54 +52,10 @@
 static struct rbdx_options opts;
 static char canon[RBDX_EXPORT_MAX];   /* default export, "" in pool mode */
 
-/* One NBD connection. */
-struct rbdx_conn {
-  struct rbdx_conn *next, *prev;  /* open connections (conns_lock) */
-  struct rbdx_ctx *ctx;        /* own context: reads, block status */
-  struct rbdx_ctx *wctx;       /* writes, trims, zeroes, flushes */
-  struct rbdx_writer *writer;  /* shared writer, or NULL */
-  bool multi_conn;
-};
-
 static void
 rbdx_unload (void)
 {
   rbdx_options_free (&opts);
-}
-
-/* Every open connection.  nbdkit (1.32) skips .close for connections
- * still open when it quits (--run ending, SIGTERM), which would leave
- * their watches and the exclusive lock to time out on the cluster
- * (~30 s); .cleanup closes them instead. */
-static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct rbdx_conn *conns;
-
-static void
-conn_link (struct rbdx_conn *conn)
-{
-  pthread_mutex_lock (&conns_lock);
-  conn->prev = NULL;
-  conn->next = conns;
-  if (conns)
-    conns->prev = conn;
-  conns = conn;
-  pthread_mutex_unlock (&conns_lock);
-}
-
-static void
-conn_free (struct rbdx_conn *conn)
-{
-  pthread_mutex_lock (&conns_lock);
-  if (conn->prev)
-    conn->prev->next = conn->next;
-  else if (conns == conn)
-    conns = conn->next;
-  if (conn->next)
-    conn->next->prev = conn->prev;
-  pthread_mutex_unlock (&conns_lock);
-  rbdx_writer_put (conn->writer);
-  rbdx_ctx_close (conn->ctx);
-  free (conn);
 }
 
 /* nbdkit calls .cleanup after every connection thread has ended (it
@@ -107,12 +64,7 @@ conn_free (struct rbdx_conn *conn)
 static void
 rbdx_cleanup (void)
 {
-  while (conns) {
-    nbdkit_debug ("rbdx: closing %s left open by nbdkit's shutdown",
-                  conns->ctx->name);
-    conn_free (conns);
-  }
-  rbdx_writer_cleanup ();
+  rbdx_conn_close_all ();
 }
 
 /* Parameters that name files.  nbdkit changes to / when it forks into
@@ -252,88 +204,19 @@ rbdx_default_export (int readonly, int is_tls)
   return canon;
 }
 
-static const char *
-policy_name (enum rbdx_writers w)
-{
-  return w == RBDX_WRITERS_SHARED ? "shared" : "per-connection";
-}
-
 static void *
 rbdx_open (int readonly)
 {
-  struct rbdx_conn *conn;
+  struct rbdx_conn *conn = NULL;
   struct rbdx_spec spec;
-  enum rbdx_writers policy;
-  char err[512], id[256];
-  bool lock;
+  char err[512];
 
   if (rbdx_export_resolve (&opts, canon, nbdkit_export_name (), &spec) < 0)
     return NULL;
-  conn = calloc (1, sizeof *conn);
-  if (!conn) {
-    nbdkit_error ("rbdx: out of memory");
-    goto fail;
-  }
-  if (rbdx_ctx_open (&opts, &spec, NULL, readonly ? RBDX_CTX_READONLY : 0,
-                     &conn->ctx, err, sizeof err) < 0 ||
-      rbdx_ctx_check_access (conn->ctx, &opts, !conn->ctx->readonly, err,
-                             sizeof err) < 0) {
+  if (rbdx_conn_open (&opts, &spec, readonly, &conn, err, sizeof err) < 0)
     nbdkit_error ("rbdx: %s", err);
-    goto fail;
-  }
-  conn->wctx = conn->ctx;
-  lock = conn->ctx->features & RBD_FEATURE_EXCLUSIVE_LOCK;
-
-  /* The write policy (writer.h): with exclusive-lock, one lock-owning
-   * handle per export so rbdx's own handles never fight over the lock. */
-  policy = opts.writers;
-  if (policy == RBDX_WRITERS_AUTO)
-    policy = lock ? RBDX_WRITERS_SHARED : RBDX_WRITERS_PER_CONNECTION;
-  if (opts.exclusive)
-    policy = RBDX_WRITERS_SHARED;
-  if (!conn->ctx->readonly && policy == RBDX_WRITERS_SHARED) {
-    if (rbdx_writer_get (&opts, &spec, conn->ctx, &conn->writer, err,
-                         sizeof err) < 0) {
-      nbdkit_error ("rbdx: %s", err);
-      goto fail;
-    }
-    conn->wctx = rbdx_writer_ctx (conn->writer);
-  }
-
-  /* NBD multi-conn promises that a FLUSH or FUA reply on one connection
-   * makes the data visible on all of them.  It holds when no handle
-   * caches (rbd_cache off: a write is acknowledged once on the OSDs)
-   * and rbdx's handles do not pass the exclusive-lock around; a
-   * read-only export is always safe. */
-  conn->multi_conn = conn->ctx->readonly ||
-    (!conn->ctx->cache_on && !conn->wctx->cache_on &&
-     (policy == RBDX_WRITERS_SHARED || !lock));
-
-  rbdx_ident_format (&conn->ctx->ident, id, sizeof id);
-  nbdkit_debug ("rbdx: opened %s (%s) %s, %" PRIu64 " bytes, features 0x%"
-                PRIx64 ", writers=%s, multi-conn %s, rbd_cache %s, "
-                "completions via %s", conn->ctx->name, id,
-                conn->ctx->readonly ? "read-only" : "read-write",
-                conn->ctx->size, conn->ctx->features,
-                conn->ctx->readonly ? "none" : policy_name (policy),
-                conn->multi_conn ? "yes" : "no",
-                conn->ctx->cache_on ? "ON" : "off",
-                rbdx_reactor_uses_uring (&conn->ctx->reactor) ? "io_uring"
-                : "poll(2)");
-  if (conn->ctx->cache_on)
-    nbdkit_debug ("rbdx: %s: rbd_cache is on (image-level or ceph.rbd_cache "
-                  "setting): multi-conn is not advertised", conn->ctx->name);
   rbdx_spec_free (&spec);
-  conn_link (conn);
   return conn;
-
-fail:
-  if (conn) {
-    rbdx_ctx_close (conn->ctx);
-    free (conn);
-  }
-  rbdx_spec_free (&spec);
-  return NULL;
 }
 
 /* nbdkit calls this once every request of the connection has
@@ -342,7 +225,7 @@ fail:
 static void
 rbdx_close (void *handle)
 {
-  conn_free (handle);
+  rbdx_conn_close (handle);
 }
 
 static int64_t

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx plugin: one NBD connection: its own librbd context (reads, block
+ * status), the context its writes go through (its own, or the shared
+ * writer of its image: writer.h), and whether multi-conn holds.
+ *
+ * The connection is bound at open to the image identity its own context
+ * found (ctx.h); its writer is the one of that identity.
+ *
+ * Open connections are kept in a process-wide list: nbdkit 1.32 skips
+ * .close for connections still open when it quits (--run ending,
+ * SIGTERM), which would leave their watches and the exclusive lock to
+ * time out on the cluster (~30 s), so .cleanup closes them with
+ * rbdx_conn_close_all.
+ */
+#ifndef RBDX_CONN_H
+#define RBDX_CONN_H
+
+#include <stdbool.h>
+
+#include "ctx.h"
+#include "options.h"
+#include "writer.h"
+
+struct rbdx_conn {
+  struct rbdx_conn *next, *prev;  /**< open connections (conn.c's lock). */
+  struct rbdx_ctx *ctx;        /**< own context: reads, block status. */
+  struct rbdx_ctx *wctx;       /**< writes, trims, zeroes, flushes. */
+  struct rbdx_writer *writer;  /**< shared writer, or NULL. */
+  bool multi_conn;             /**< what .can_multi_conn answers. */
+};
+
+/** Open a connection to @p spec: its own context, a check that the
+ * cephx id may use the image's data pool (writes too unless
+ * @p readonly), and the writer the write policy (o->writers,
+ * o->exclusive) asks for.
+ * @param out  receives the connection (close with rbdx_conn_close).
+ * @param err  a one-line message on error.
+ * @return 0, or a negative errno of rbdx_ctx_open,
+ *         rbdx_ctx_check_access or rbdx_writer_get (-ENOMEM).
+ * Thread-safe (nbdkit opens connections in parallel). */
+int rbdx_conn_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
+                    bool readonly, struct rbdx_conn **out,
+                    char *err, size_t errlen);
+
+/** Close @p conn: nothing may be in flight on it (nbdkit calls .close
+ * once every request of the connection has returned).  Thread-safe. */
+void rbdx_conn_close (struct rbdx_conn *conn);
+
+/** Close every connection still open, then the writers nobody uses.
+ * Only from .cleanup, after nbdkit ended every connection thread. */
+void rbdx_conn_close_all (void);
+
+#endif /* RBDX_CONN_H */
