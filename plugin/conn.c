@@ -95,8 +95,8 @@ log_open (const struct rbdx_conn *conn, enum rbdx_writers policy)
 
 int
 rbdx_conn_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
-                bool readonly, struct rbdx_conn **out, char *err,
-                size_t errlen)
+                const struct rbdx_ident *ident, bool readonly,
+                struct rbdx_conn **out, char *err, size_t errlen)
 {
   struct rbdx_conn *conn;
   enum rbdx_writers policy;
@@ -108,7 +108,7 @@ rbdx_conn_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
     snprintf (err, errlen, "out of memory");
     return -ENOMEM;
   }
-  r = rbdx_ctx_open (o, spec, NULL, readonly ? RBDX_CTX_READONLY : 0,
+  r = rbdx_ctx_open (o, spec, ident, readonly ? RBDX_CTX_READONLY : 0,
                      &conn->ctx, err, errlen);
   if (r == 0)
     r = rbdx_ctx_check_access (conn->ctx, o, !conn->ctx->readonly, err,

@@ -29,7 +29,8 @@ struct rbdx_conn {
   bool multi_conn;             /**< what .can_multi_conn answers. */
 };
 
-/** Open a connection to @p spec: its own context, a check that the
+/** Open a connection to @p spec (exactly @p ident when not NULL, see
+ * rbdx_ctx_open): its own context, a check that the
  * cephx id may use the image's data pool (writes too unless
  * @p readonly), and the writer the write policy (o->writers,
  * o->exclusive) asks for.
@@ -39,8 +40,8 @@ struct rbdx_conn {
  *         rbdx_ctx_check_access or rbdx_writer_get (-ENOMEM).
  * Thread-safe (nbdkit opens connections in parallel). */
 int rbdx_conn_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
-                    bool readonly, struct rbdx_conn **out,
-                    char *err, size_t errlen);
+                    const struct rbdx_ident *ident, bool readonly,
+                    struct rbdx_conn **out, char *err, size_t errlen);
 
 /** Close @p conn: nothing may be in flight on it (nbdkit calls .close
  * once every request of the connection has returned).  Thread-safe. */

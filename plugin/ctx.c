@@ -154,10 +154,15 @@ open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
   r = open_head (ctx, spec, ident, flags, rw);
   if (r < 0) {
     ctx->image = NULL;
-    if (r == -ENOENT)
-      snprintf (err, errlen, "image '%s' does not exist%s", ctx->name,
-                ident ? " any more (removed since the export was opened)"
-                : "");
+    if (r == -ENOENT && ident) {
+      char id[256];
+
+      rbdx_ident_format (ident, id, sizeof id);
+      snprintf (err, errlen, "image '%s' with identity %s does not exist "
+                "(any more)", ctx->name, id);
+    }
+    else if (r == -ENOENT)
+      snprintf (err, errlen, "image '%s' does not exist", ctx->name);
     else if (r == -EPERM || r == -EACCES)
       snprintf (err, errlen, "client.%s may not open image '%s' "
                 "(check its cephx caps): %s", rbdx_options_id (o),

@@ -51,6 +51,11 @@
 
 static struct rbdx_options opts;
 static char canon[RBDX_EXPORT_MAX];   /* default export, "" in pool mode */
+/* identity=: the default export is exactly this image (the rbdx mapper
+ * pins the image it mapped, so a restarted server never serves another
+ * image that took the name meanwhile). */
+static struct rbdx_ident pin;
+static bool pinned;
 
 static void
 rbdx_unload (void)
@@ -92,6 +97,16 @@ rbdx_config (const char *key, const char *value)
   char err[512], *abs = NULL;
   int r;
 
+  if (strcmp (key, "identity") == 0) {
+    if (pinned || rbdx_ident_parse (value, &pin) < 0) {
+      nbdkit_error ("rbdx: identity='%s': %s", value, pinned ? "given twice"
+                    : "expected POOLID/[NAMESPACE/]IMAGEID[@SNAPID], as the "
+                    "export description shows it");
+      return -1;
+    }
+    pinned = true;
+    return 0;
+  }
   if (is_path_key (key) && *value && *value != '/' && !strchr (value, '$')) {
     abs = nbdkit_absolute_path (value);
     if (!abs)
@@ -122,6 +137,12 @@ rbdx_config_complete (void)
   }
   if (opts.spec.image)
     rbdx_spec_format (&opts.spec, canon, sizeof canon);
+  if (pinned && (opts.pool || !opts.spec.image ||
+                 !opts.spec.snap != (pin.snap_id == RBDX_NOSNAP))) {
+    nbdkit_error ("rbdx: identity= pins the image given as image= (a "
+                  "snapshot identity for a snapshot spec), without pool=");
+    return -1;
+  }
   /* Creating and configuring a handle starts no thread, so the conf
    * file and every ceph.* option can be checked before the fork. */
   if (rbdx_cluster_configure (&opts, &c, err, sizeof err) < 0) {
@@ -164,7 +185,7 @@ rbdx_get_ready (void)
       goto fail;
     return 0;
   }
-  if (rbdx_ctx_open (&opts, &opts.spec, NULL,
+  if (rbdx_ctx_open (&opts, &opts.spec, pinned ? &pin : NULL,
                      RBDX_CTX_READONLY | RBDX_CTX_PROBE, &ctx, err,
                      sizeof err) < 0)
     goto fail;
@@ -213,7 +234,9 @@ rbdx_open (int readonly)
 
   if (rbdx_export_resolve (&opts, canon, nbdkit_export_name (), &spec) < 0)
     return NULL;
-  if (rbdx_conn_open (&opts, &spec, readonly, &conn, err, sizeof err) < 0)
+  /* Single-image mode resolves every name to the default image. */
+  if (rbdx_conn_open (&opts, &spec, pinned ? &pin : NULL, readonly, &conn,
+                      err, sizeof err) < 0)
     nbdkit_error ("rbdx: %s", err);
   rbdx_spec_free (&spec);
   return conn;
@@ -244,7 +267,12 @@ static const char *
 rbdx_export_description (void *handle)
 {
   struct rbdx_conn *conn = handle;
-  return rbdx_export_describe (conn->ctx->name);
+  char id[256];
+
+  /* The identity lets a client (the rbdx mapper) pin what it mapped. */
+  rbdx_ident_format (&conn->ctx->ident, id, sizeof id);
+  return nbdkit_printf_intern ("%s (identity %s)",
+                               rbdx_export_describe (conn->ctx->name), id);
 }
 
 static int
@@ -492,6 +520,9 @@ rbdx_dump_plugin (void)
   "                     How completions are reaped (default: auto = io_uring,\n" \
   "                     falling back to poll(2) on the eventfd).\n" \
   "size_file=PATH       Keep the image's current size (bytes) in PATH.\n" \
+  "identity=POOLID/[NAMESPACE/]IMAGEID[@SNAPID]\n" \
+  "                     Serve exactly this image (as the export description\n" \
+  "                     shows it), whatever its name means now.\n" \
   "advertise_size=image|max\n" \
   "                     Size told in the handshake: the image's, or the largest\n" \
   "                     possible for clients that get the size elsewhere (the\n" \

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -31,6 +32,24 @@ fail (struct nbd_handle *h, const char **err)
   return e == ECONNREFUSED || e == ENOENT ? -e : -EIO;
 }
 
+/* "(identity X)" at the end of the export description, if any. */
+static void
+identity_of (struct nbd_handle *h, char *buf, size_t len)
+{
+  static const char key[] = "(identity ";
+  char *desc = nbd_get_export_description (h), *p;
+  size_t n;
+
+  *buf = '\0';
+  if (!desc)
+    return;
+  p = strstr (desc, key);
+  n = p ? strlen (p + sizeof key - 1) : 0;
+  if (n > 1 && n <= len && p[sizeof key - 1 + n - 1] == ')')
+    snprintf (buf, len, "%.*s", (int) (n - 1), p + sizeof key - 1);
+  free (desc);
+}
+
 int
 rbdx_negotiate (const char *target, int *fd_out, struct rbdx_export *exp,
                 const char **err)
@@ -44,7 +63,10 @@ rbdx_negotiate (const char *target, int *fd_out, struct rbdx_export *exp,
       *err = "cannot create a libnbd handle";
     return -ENOMEM;
   }
-  if (nbd_set_request_structured_replies (h, false) == -1)
+  /* Ask for the description too (NBD_INFO_DESCRIPTION): an rbdx server
+   * states the image identity there. */
+  if (nbd_set_request_structured_replies (h, false) == -1 ||
+      nbd_set_full_info (h, true) == -1)
     return fail (h, err);
   if (strstr (target, "://")) {
     if (nbd_connect_uri (h, target) == -1)
@@ -75,6 +97,7 @@ rbdx_negotiate (const char *target, int *fd_out, struct rbdx_export *exp,
       exp->flags |= NBD_FLAG_SEND_WRITE_ZEROES;
     if (exp->multi_conn)
       exp->flags |= NBD_FLAG_CAN_MULTI_CONN;
+    identity_of (h, exp->identity, sizeof exp->identity);
   }
 
   /* Take the socket: our duplicate survives nbd_close, which only closes
@@ -109,7 +132,8 @@ rbdx_negotiate_many (const char *target, size_t n, int *fds,
 
   for (i = 0; i < n; i++) {
     r = rbdx_negotiate (target, &fds[i], &e, err);
-    if (r == 0 && i > 0 && (e.size != first.size || e.flags != first.flags)) {
+    if (r == 0 && i > 0 && (e.size != first.size || e.flags != first.flags ||
+                            strcmp (e.identity, first.identity) != 0)) {
       close (fds[i]);
       if (err)
         *err = "the export changed while connecting";

@@ -21,6 +21,10 @@ struct rbdx_export {
                                as libnbd reports them */
   bool multi_conn;        /**< NBD_FLAG_CAN_MULTI_CONN */
   bool read_only;         /**< NBD_FLAG_READ_ONLY */
+  /** The image identity an rbdx server states in the export description
+   *  ("... (identity POOLID/[NS/]IMAGEID[@SNAPID])", see
+   *  include/rbdx/identity.h), or "" when the server states none. */
+  char identity[320];
 };
 
 /** Negotiate one connection to @p target: an NBD URI ("nbd://",
@@ -38,7 +42,8 @@ int rbdx_negotiate (const char *target, int *fd_out, struct rbdx_export *exp,
 /** Negotiate @p n connections (see rbdx_negotiate) and check that every
  *  one saw the same size and flags.  On failure no descriptor is left open.
  *  @return 0, the first failure's error, or -ESTALE when the connections
- *  disagree (the export changed size while connecting: try again). */
+ *  disagree (the export changed size, or the name came to mean another
+ *  image, while connecting: try again). */
 int rbdx_negotiate_many (const char *target, size_t n, int *fds,
                          struct rbdx_export *exp, const char **err);
 

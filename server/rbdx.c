@@ -479,7 +479,7 @@ static int
 cmd_map (struct cli *c)
 {
   struct rbdx_state all[MAX_MAPPED], *st;
-  int n, index;
+  int n, index, r;
   long server, sup;
   unsigned conns;
   const char *msg;
@@ -494,15 +494,27 @@ cmd_map (struct cli *c)
   require_nbd_driver ();
   lock_run_dir ();
   n = load_mapped (all, MAX_MAPPED);
+  /* Mapping what is mapped succeeds, like rbdmap re-runs do.  A name is
+   * not an identity: a mapping whose server stated its image identity is
+   * compared by identity, which the supervisor learns from a new server
+   * (the name may mean another image since). */
   st = find_mapped (c->o.target, all, n);
-  if (st && rbdx_device_connected (st->index)) {
-    /* Mapping what is mapped succeeds, like rbdmap re-runs do. */
+  if (st && !*st->identity && rbdx_device_connected (st->index)) {
     print_mapping (c->json, st->index, st->target, st->connections,
                    (long) st->server, (long) st->supervisor, st->read_only);
     return 0;
   }
-  if (rbdx_supervise_start (&c->o, &index, &server, &sup, &conns, &msg) < 0)
+  r = rbdx_supervise_start (&c->o, &index, &server, &sup, &conns, &msg);
+  if (r < 0)
     die (1, "%s: %s", c->o.target, msg);
+  if (r == 1) {
+    struct rbdx_state dup;
+    if (rbdx_state_load (index, &dup) < 0)
+      die (1, "%s: mapped on /dev/nbd%d, whose state is gone", c->o.target, index);
+    print_mapping (c->json, index, dup.target, dup.connections, (long) dup.server,
+                   (long) dup.supervisor, dup.read_only);
+    return 0;
+  }
   print_mapping (c->json, index, c->o.target, conns, server, sup, c->o.read_only);
   return 0;
 }
@@ -630,6 +642,7 @@ cmd_attach (struct cli *c)
     c->o.connections_set = true;
     if (server_running (&st))
       c->o.orphan = (long) st.server;
+    snprintf (c->o.identity, sizeof c->o.identity, "%s", st.identity);
   }
   if (c->nargs >= 3)
     set_target (c, c->args + 2, c->nargs - 2);
@@ -654,7 +667,7 @@ cmd_attach (struct cli *c)
   c->o.device = index;
   c->o.attach = true;
   c->o.connections_set = true;
-  if (rbdx_supervise_start (&c->o, &index, &server, &sup, &conns, &msg) < 0)
+  if (rbdx_supervise_start (&c->o, &index, &server, &sup, &conns, &msg) != 0)
     die (1, "%s: %s", c->o.target, msg);
   print_mapping (c->json, index, c->o.target, conns, server, sup, c->o.read_only);
   return 0;
@@ -686,9 +699,15 @@ cmd_list (struct cli *c)
         printf ("%ld", (long) all[i].server);
       else
         printf ("null");
-      printf (",\"supervisor_pid\":%ld,\"size\":%llu,\"connected\":%s}",
-              (long) all[i].supervisor, rbdx_device_bytes (all[i].index),
+      printf (",\"supervisor_pid\":%ld,\"size\":%llu,\"connected\":%s,"
+              "\"identity\":", (long) all[i].supervisor,
+              rbdx_device_bytes (all[i].index),
               rbdx_device_connected (all[i].index) ? "true" : "false");
+      if (*all[i].identity)
+        json_string (stdout, all[i].identity);
+      else
+        printf ("null");
+      printf ("}");
     }
     else {
       char server[24];

@@ -28,6 +28,10 @@ struct rbdx_state {
   unsigned long long server_start; /**< the server's start time, likewise */
   unsigned resize_poll;            /**< seconds, as mapped */
   bool read_only;
+  /** The image identity the rbdx server stated when the device was mapped
+   *  ("POOLID/[NS/]IMAGEID[@SNAPID]", include/rbdx/identity.h), or "" when
+   *  it stated none (a foreign NBD server, an older rbdx). */
+  char identity[320];
   /** Plugin parameters KEY=VALUE given to `rbdx map`, each followed by
    *  RBDX_PARAM_SEP (so a server can be started again by `rbdx attach`). */
   char params[4096];

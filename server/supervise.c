@@ -55,6 +55,10 @@ struct sup {
   bool said_no_size;
   double short_since;      /* when fewer live copies than slots were first seen */
   double last_event;       /* last LINK_DEAD event */
+  /* The image identity the server stated at map time ("" if none): every
+   * server started later is pinned to it (identity=), and a re-attach to
+   * a server stating another identity is refused. */
+  char identity[320];
 };
 
 static double
@@ -189,7 +193,7 @@ spawn_server (struct sup *s)
 {
   const struct rbdx_map_opts *o = s->o;
   char **argv = calloc (o->nparams + 16, sizeof *argv);
-  char size_param[320];
+  char size_param[320], id_param[340];
   size_t n = 0, i;
   pid_t pid, parent;
 
@@ -212,6 +216,12 @@ spawn_server (struct sup *s)
    * (see server/README.md). */
   argv[n++] = size_param;
   argv[n++] = "advertise_size=max";
+  /* Once the image is known, a restarted server serves exactly it, even
+   * if its name now means another image (rename, re-create). */
+  if (*s->identity) {
+    snprintf (id_param, sizeof id_param, "identity=%s", s->identity);
+    argv[n++] = id_param;
+  }
   for (i = 0; i < o->nparams; i++)
     argv[n++] = o->params[i];
   argv[n] = NULL;
@@ -308,6 +318,12 @@ reattach (struct sup *s)
   int r;
 
   r = rbdx_negotiate_many (s->connect_to, n, fds, &e, &why);
+  if (r == 0 && *s->identity && strcmp (e.identity, s->identity) != 0) {
+    for (unsigned i = 0; i < n; i++)
+      close (fds[i]);
+    why = "the server now serves another image than the one mapped";
+    r = -ESTALE;
+  }
   if (r) {
     if (now () - s->last_reattach_msg > 5) {
       logmsg ("cannot reconnect %u connection(s) yet: %s", n, why ? why : strerror (-r));
@@ -465,6 +481,7 @@ save_state (struct sup *s)
   int r;
 
   snprintf (st.target, sizeof st.target, "%s", s->o->target);
+  snprintf (st.identity, sizeof st.identity, "%s", s->identity);
   snprintf (st.backend, sizeof st.backend, "%s", s->backend);
   snprintf (st.socket, sizeof st.socket, "%s", s->o->is_uri ? "" : s->sock);
   for (size_t i = 0; i < s->o->nparams; i++) {
@@ -613,6 +630,49 @@ run (struct sup *s)
   }
 }
 
+/* Another connected mapping of image @p identity, or -1. */
+static int
+mapped_elsewhere (const char *identity)
+{
+  int idx[256], n = rbdx_state_list (idx, 256);
+  struct rbdx_state st;
+
+  for (int i = 0; i < n; i++)
+    if (rbdx_state_load (idx[i], &st) == 0 && !strcmp (st.identity, identity) &&
+        rbdx_device_connected (idx[i]))
+      return idx[i];
+  return -1;
+}
+
+/* The identity the first connections stated.  Attach: it must be the one
+ * recorded at map time.  Map without --device: an image already mapped
+ * (by whatever name) is reported as "DUP INDEX" and not mapped twice. */
+static void
+check_identity (struct sup *s, const struct rbdx_export *e, const int *fds)
+{
+  int dup;
+
+  if (s->o->attach && *s->o->identity && strcmp (e->identity, s->o->identity)) {
+    for (unsigned i = 0; i < s->conns; i++)
+      close (fds[i]);
+    fail_start (s, "%s now serves image %s, not the image %s that /dev/nbd%d was "
+                "mapped from", s->o->target, *e->identity ? e->identity : "(unknown)",
+                s->o->identity, s->o->device);
+  }
+  snprintf (s->identity, sizeof s->identity, "%s", e->identity);
+  if (s->o->attach || s->o->device >= 0 || !*e->identity ||
+      (dup = mapped_elsewhere (e->identity)) < 0)
+    return;
+  for (unsigned i = 0; i < s->conns; i++)
+    close (fds[i]);
+  logmsg ("image %s is already mapped on /dev/nbd%d", e->identity, dup);
+  stop_server (s);
+  dprintf (s->report_fd, "DUP %d\n", dup);
+  close (s->report_fd);
+  remove_private_dir (s);
+  _exit (0);
+}
+
 static void __attribute__ ((noreturn))
 supervise (const struct rbdx_map_opts *o, int report_fd)
 {
@@ -634,6 +694,7 @@ supervise (const struct rbdx_map_opts *o, int report_fd)
   s->report_fd = report_fd;
   s->index = o->device;
   s->conns = o->connections;
+  snprintf (s->identity, sizeof s->identity, "%s", o->identity);
   setsid ();
   if (chdir ("/") == -1)
     _exit (1);
@@ -713,6 +774,7 @@ supervise (const struct rbdx_map_opts *o, int report_fd)
   if (r)
     fail_start (s, "cannot connect to %s: %s", o->is_uri ? o->target : "the rbdx server",
                 why ? why : strerror (-r));
+  check_identity (s, &e, fds);
   if (s->conns > 1 && !e.multi_conn) {
     for (unsigned i = 0; i < s->conns; i++)
       close (fds[i]);
@@ -842,6 +904,11 @@ rbdx_supervise_start (const struct rbdx_map_opts *o, int *index_out,
   close (pfd[0]);
   buf[used] = '\0';
   buf[strcspn (buf, "\n")] = '\0';
+  if (sscanf (buf, "DUP %d", &idx) == 1) {
+    waitpid (pid, NULL, 0);
+    *index_out = idx;
+    return 1;
+  }
   if (sscanf (buf, "OK %d %ld %u", &idx, &server, &conns) == 3) {
     *index_out = idx;
     *server_out = server;

@@ -46,6 +46,8 @@ struct rbdx_map_opts {
                                    --keyring and --exclusive land here) */
   size_t nparams;
   bool attach;                /**< attach to a connected device, no CONNECT */
+  char identity[320];         /**< attach: the image identity recorded at map
+                                   time, "" if none (see state.h) */
   long orphan;                /**< attach: a dead supervisor's server still
                                    running, killed (SIGKILL) before the new
                                    connections are handed over; 0 if none */
@@ -62,7 +64,9 @@ extern int rbdx_lock_fd;
  *  @param conns_out  connections made (1 when the server lacks multi-conn
  *                    and --connections was not given).
  *  @param msg        on failure, why (static storage).
- *  @return 0, or -1 after a failure that left nothing behind (the
+ *  @return 0; 1 when the image (by identity, whatever its name) is
+ *  already mapped on the connected device *index_out (nothing was
+ *  mapped); or -1 after a failure that left nothing behind (the
  *  supervisor stopped its server and exited). */
 int rbdx_supervise_start (const struct rbdx_map_opts *o, int *index_out,
                           long *server_out, long *sup_out, unsigned *conns_out,

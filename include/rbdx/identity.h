@@ -52,6 +52,13 @@ bool rbdx_ident_equal (const struct rbdx_ident *a, const struct rbdx_ident *b);
  * Thread-safe. */
 size_t rbdx_ident_format (const struct rbdx_ident *id, char *buf, size_t len);
 
+/** Parse the form rbdx_ident_format prints into @p out.  The pool id and
+ * snapshot id are decimal, the image id has no '/' or '@', the
+ * namespace (optional) is everything between the first and the last '/'.
+ * @return 0; -EINVAL for malformed text or a part too long (@p out is
+ *         then untouched).  Thread-safe. */
+int rbdx_ident_parse (const char *text, struct rbdx_ident *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -55,7 +55,12 @@ sock="$UML_DIR/nbd.sock"
 uml_serve "$sock" "$img"
 uml_bridge "$sock"
 uml_guest_mount "$(dirname "$mapper")"
-uml_guest_env NBD_EXPORT="$img" MAPPER="$mapper" RBDX_PLUGIN=/plugin/rbdx.so
+# The identity the real plugin states for the image (export description).
+ident=$(nbdkit -U - "$RBDX_PLUGIN" "$img" --run 'nbdinfo --json "$uri"' |
+  python3 -c 'import json, re, sys
+print(re.search(r"\(identity ([^)]*)\)", json.load(sys.stdin)["exports"][0]["description"]).group(1))')
+say "the image's identity: $ident"
+uml_guest_env NBD_EXPORT="$img" MAPPER="$mapper" RBDX_PLUGIN=/plugin/rbdx.so NBD_IDENTITY="$ident"
 
 cat >"$UML_DIR/guest-mapper.sh" <<'EOF'
 load_nbd
@@ -182,6 +187,12 @@ restarted() {
 wait_until 20 restarted || fail "no new server 20 s after the crash"
 wait_until 20 four || fail "$(tcp_conns "$NBD_PORT") connections after the restart"
 check_data "after the server restart"
+# The image identity the server stated at map time pins every later
+# server to that image, whatever its name means by then.
+grep -qx "identity=$NBD_IDENTITY" /share/nbdkit-args ||
+  fail "the restarted server is not pinned to $NBD_IDENTITY: $(cat /share/nbdkit-args)"
+"$MAPPER" list-mapped --format json | grep -q "\"identity\":\"$NBD_IDENTITY\"" ||
+  fail "list-mapped does not show identity $NBD_IDENTITY: $("$MAPPER" list-mapped --format json)"
 
 # The supervisor dies: attach brings a new supervisor and server (and
 # kills the old server if it outlived its supervisor).
@@ -199,6 +210,7 @@ sup=$(echo "$out" | json_field supervisor_pid)
 wait_until 20 four || fail "$(tcp_conns "$NBD_PORT") connections after attach"
 check_data "after attach"
 grep -qx id=admin /share/nbdkit-args || fail "attach lost id=admin: $(cat /share/nbdkit-args)"
+grep -qx "identity=$NBD_IDENTITY" /share/nbdkit-args || fail "attach lost the identity: $(cat /share/nbdkit-args)"
 
 # The image grows on the host: the real plugin there rewrites its
 # size_file (which the stand-in linked ours to); the device follows without
