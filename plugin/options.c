@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx plugin: parameter parsing (see options.h). */
 #include <errno.h>
 #include <stdbool.h>

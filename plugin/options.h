@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx plugin: parsing and validating the nbdkit key=value parameters.
  *
  * Pure logic (no librados, no nbdkit calls) so it can be unit tested.

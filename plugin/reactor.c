@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx plugin: completion reaping (see reactor.h for the design). */
 #include <errno.h>
 #include <poll.h>

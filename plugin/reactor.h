@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx plugin: reaping librbd completions for one image handle.
  *
  * librbd facts relied on (checked on Ceph 16.2.15, see shared notes):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-bench-smoke: tests/bench/run --smoke produces a well-formed report.
 #
 # Proves that the benchmark command works end to end (own sandbox cluster,

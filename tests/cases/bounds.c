@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bounds: case C12 of ../shared/cases/README.md.
  *
  * With libnbd's strict mode off (so the requests reach the server):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* opt-info-go: case C07 (first half) of ../shared/cases/README.md.
  *
  * A client sends NBD_OPT_INFO for export X, then NBD_OPT_GO for export

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* readonly-writes: case C13 of ../shared/cases/README.md.
  *
  * On a read-only export (image@snap, or nbdkit -r), with libnbd's

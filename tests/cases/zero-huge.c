@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* zero-huge: case C09 of ../shared/cases/README.md.
  *
  * An 8 GiB sparse image.  Write 512 bytes of 0x55 at 3 GiB;

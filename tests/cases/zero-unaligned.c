@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* zero-unaligned: case C08 of ../shared/cases/README.md.
  *
  * An 8 MiB image filled with 0x78.  WRITE_ZEROES of 65024 bytes at

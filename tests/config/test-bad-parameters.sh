@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Proves: parameters that are wrong as written (unknown key, empty value,
 # a key given twice, a bad completion=, writers=, exclusive= or pool=
 # value, an image= outside pool=, a malformed ceph.NAME) make nbdkit

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Proves: (1) nbdkit started without -f/--run forks to the background
 # after .get_ready and the daemon serves correct I/O over several
 # connections (per-connection writers, the shared writer of an

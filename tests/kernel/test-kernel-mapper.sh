@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-kernel-mapper: `rbdx map`, `list-mapped`, `attach` and `unmap` end to
 # end in a UML guest kernel, for an image spec (the mapper starts and
 # supervises its own server) and for an NBD URI, plus the mapper's errors.

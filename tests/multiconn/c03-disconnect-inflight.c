@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* c03-disconnect-inflight: case C03 of the shared cases README: a client
  * with 64 writes in flight disconnects (NBD_CMD_DISC); every write the
  * server received before the DISC must be done (NBD doc/proto.md,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # C02 (shared cases README): an image with exclusive-lock (default
 # features) written by several NBD connections at once.  With the default
 # writers=auto rbdx sends every connection's writes through one

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # FLUSH with nothing to flush (ctx.h rbdx_ctx_flush): with rbd_cache off
 # and no write on a connection since its last flush, rbdx answers FLUSH
 # without calling librbd, because rbd_aio_flush on a handle that does not

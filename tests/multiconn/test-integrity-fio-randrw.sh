@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Data integrity under several connections: fio (nbd engine, one NBD
 # connection per job) runs 4 KiB random reads and writes with
 # verify=crc32c on an rbdx export, each job in its own 2 MiB region

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-rbdx-map-all: rbdx-map-all (run by rbdx-map.service) reads an
 # rbdxtab the documented way and drives the mapper correctly, using a
 # stand-in `rbdx` that records its arguments:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-socket-activation: rbdx@.service's own ExecStart command (read from
 # the unit meson generated, with the build's plugin in place of the
 # installed "rbdx") serves the image through sockets passed by socket

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-syscall-filter: the seccomp and socket-family restrictions of
 # rbdx@.service let the server do its work.  The service's ExecStart
 # (from the generated unit, build plugin) runs socket-activated under

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-units-verify: the systemd units meson generates from systemd/
 # (rbdx@.service, rbdx@.socket, rbdx-map.service) load without a single
 # warning in `systemd-analyze verify`, instantiated with plain and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-unprivileged-user: rbdx@.service's ExecStart works the way the unit
 # runs it, as an unprivileged system user (User=rbdx; here "nobody", as
 # this machine has no rbdx user) with no capabilities at all

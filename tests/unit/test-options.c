@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx unit tests: nbdkit parameter parsing (plugin/options.h).
  *
  * Proves that rbdx_options_set stores every key (image, conf, id,
