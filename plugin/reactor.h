@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx plugin: reaping librbd completions for one image handle.
  *
- * librbd facts relied on (checked on Ceph 16.2.15, see shared notes):
+ * librbd facts relied on (checked on Ceph 16.2.15; plugin/DESIGN.md,
+ * "Completions: eventfd, io_uring and poll(2)"):
  * after rbd_set_image_notification(image, efd, EVENT_TYPE_EVENTFD) every
  * asynchronous request's completion is queued inside librbd and 1 is
  * added to the eventfd; rbd_poll_io_events() hands the queued

@@ -42,7 +42,8 @@
 #     (its message is shown), nothing listening at the URI, no such device
 #     to unmap, bad options (exit 2).
 # On the host: the data the guest wrote is in the image (rbd export).
-# Covers: issue "rbdx mapper" map/unmap/list-mapped/attach, README "Map it".
+# Covers: rbdx(8) map/unmap/list-mapped/attach, README "Map it to a block
+# device".
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/kernel/lib-uml.sh"
 uml_requires
