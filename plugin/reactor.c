@@ -39,7 +39,7 @@ rbdx_reactor_init (struct rbdx_reactor *r, rbd_image_t image, int efd,
   if (e)
     return -e;
 
-  if (mode == RBDX_COMPLETION_EVENTFD)
+  if (mode == RBDX_COMPLETION_POLL)
     return 0;
   /* Only the leader submits, and it has at most one poll outstanding. */
   e = io_uring_queue_init (4, &r->ring, 0);

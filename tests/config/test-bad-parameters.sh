@@ -37,8 +37,8 @@ refused "pool= given twice" -- "$img" pool=rbd pool=rbd
 refused "writers= given twice" -- "$img" writers=auto writers=shared
 refused "exclusive= given twice" -- "$img" exclusive=false exclusive=false
 
-# completion= takes three values only.
-refused "completion='bogus'" "auto, io_uring or eventfd" -- "$img" completion=bogus
+# completion= takes three values only (and eventfd, the old name of poll).
+refused "completion='bogus'" "auto, io_uring or poll" -- "$img" completion=bogus
 refused "completion='IO_URING'" -- "$img" completion=IO_URING
 
 # writers=, exclusive=, pool= take fixed forms.
@@ -54,7 +54,7 @@ refused "'ceph.' needs an option name" -- "$img" ceph.=1
 refused "ceph.a.b" "no spaces or dots" -- "$img" ceph.a.b=1
 
 # Positive controls.
-for mode in auto io_uring eventfd; do
+for mode in auto io_uring poll eventfd; do
   served true -- "$img" "completion=$mode"
 done
 for w in auto shared per-connection; do

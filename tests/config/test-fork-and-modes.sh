@@ -7,7 +7,7 @@
 # the fork must leave no librados state behind, or the child hangs in
 # its first librados call: plugin/DESIGN.md "Process model: nbdkit's
 # fork and librados' threads"); a bad image in daemon mode fails in the
-# foreground with a non-zero exit and no daemon.  (2) completion=eventfd,
+# foreground with a non-zero exit and no daemon.  (2) completion=poll,
 # io_uring and auto each serve correct I/O with 16 requests in flight
 # per connection (fio, 2 connections, verify=crc32c), and nbdkit -v says
 # which mechanism each connection uses ("completions via poll(2)" /
@@ -104,7 +104,7 @@ grep -qF "image 'rbd/missing' does not exist" "$CFG_SCRATCH/bad.err" ||
 # Does this kernel let us use io_uring?  completion=auto decides.
 uring=yes
 off=16
-for mode in auto io_uring eventfd; do
+for mode in auto io_uring poll; do
   log="$CFG_SCRATCH/$mode.log"
   if ! timeout 90 nbdkit -v -U - "$RBDX_PLUGIN" "$img" "completion=$mode" \
          --run "$fio \"\$uri\" ${off}m" \
@@ -128,7 +128,7 @@ for mode in auto io_uring eventfd; do
       fi
       want=$([ "$uring" = yes ] && echo io_uring || echo 'poll(2)') ;;
     io_uring) want=io_uring ;;
-    eventfd) want='poll(2)' ;;
+    poll) want='poll(2)' ;;
   esac
   n=$(grep -cF "completions via $want" "$log" || true)
   [ "$n" -eq "$opened" ] ||
