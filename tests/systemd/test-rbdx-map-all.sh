@@ -13,7 +13,8 @@
 #    anything; no table or an empty one: exit 0, nothing to do;
 #  - a line that starts with an option: exit 1 naming the line; bad
 #    usage: exit 2.
-# Covers: the brief's systemd units, item 3.  No cluster needed.
+# Covers: systemd/README.md "Mapping images at boot: rbdxtab".  No cluster
+# needed.
 . "$RBDX_TESTS/lib.sh"
 script=$RBDX_BUILD/systemd/rbdx-map-all
 [ -x "$script" ] || fail "$script not generated (is subdir('systemd') in meson.build?)"
