@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx plugin: extent clipping and gap filling (see extents.h). */
 #include "extents.h"
 

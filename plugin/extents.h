@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx plugin: turning librbd's diff callbacks into NBD extents.
  *
  * rbd_diff_iterate2(whole_object=1) reports whole objects, which may

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx plugin: parameter parsing (see options.h). */
 #include <errno.h>
 #include <stdbool.h>
@@ -78,36 +79,62 @@ set_ceph (struct rbdx_options *o, const char *name, const char *value,
   return 0;
 }
 
-/* Keywords of the enum-valued parameters, in enum order. */
-static const char *const writers_names[] = {
-  "auto", "shared", "per-connection", NULL
-};
-static const char *const advertise_names[] = {
-  "image", "max", NULL
-};
-static const char *const completion_names[] = {
-  "auto", "io_uring", "eventfd", NULL
+/* A keyword of an enum-valued parameter.  An alias is accepted but not
+ * offered in error messages. */
+struct keyword {
+  const char *name;
+  int value;
+  bool alias;
 };
 
-/* Set *slot to the index of value in names (a NULL-terminated list in
- * enum order), once. */
+static const struct keyword writers_names[] = {
+  { "auto", RBDX_WRITERS_AUTO, false },
+  { "shared", RBDX_WRITERS_SHARED, false },
+  { "per-connection", RBDX_WRITERS_PER_CONNECTION, false },
+  { NULL, 0, false }
+};
+static const struct keyword advertise_names[] = {
+  { "image", RBDX_ADVERTISE_IMAGE, false },
+  { "max", RBDX_ADVERTISE_MAX, false },
+  { NULL, 0, false }
+};
+static const struct keyword completion_names[] = {
+  { "auto", RBDX_COMPLETION_AUTO, false },
+  { "io_uring", RBDX_COMPLETION_IO_URING, false },
+  { "poll", RBDX_COMPLETION_POLL, false },
+  /* The old name: both modes wait on the eventfd, so it named nothing. */
+  { "eventfd", RBDX_COMPLETION_POLL, true },
+  { NULL, 0, false }
+};
+
+/* Set *slot to the value of the keyword named value in names (ended by
+ * a NULL name), once. */
 static int
-set_keyword (const char *key, const char *value, const char *const *names,
-             int *slot, bool *set, char *err, size_t errlen)
+set_keyword (const char *key, const char *value,
+             const struct keyword *names, int *slot, bool *set,
+             char *err, size_t errlen)
 {
   char expected[128] = "";
-  int i;
+  int i, n = 0, shown = 0;
 
   if (*set)
     return fail (err, errlen, "%s= given twice", key);
-  for (i = 0; names[i]; i++) {
-    if (strcmp (value, names[i]) == 0) {
-      *slot = i;
+  for (i = 0; names[i].name; i++) {
+    if (strcmp (value, names[i].name) == 0) {
+      *slot = names[i].value;
       *set = true;
       return 0;
     }
+    if (!names[i].alias)
+      n++;
+  }
+  for (i = 0; names[i].name; i++) {
+    if (names[i].alias)
+      continue;
+    shown++;
     snprintf (expected + strlen (expected), sizeof expected - strlen (expected),
-              "%s%s", i == 0 ? "" : names[i + 1] ? ", " : " or ", names[i]);
+              "%s%s", shown == 1 ? "" : shown < n ? ", " : " or ",
+              names[i].name);
   }
   return fail (err, errlen, "%s='%s': expected %s", key, value, expected);
 }

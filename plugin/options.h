@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx plugin: parsing and validating the nbdkit key=value parameters.
  *
  * Pure logic (no librados, no nbdkit calls) so it can be unit tested.
@@ -12,11 +13,14 @@
 
 #include "rbdx/spec.h"
 
-/** How request completions are reaped (see reactor.h). */
+/** completion=: what waits on the image's eventfd for completions (see
+ * reactor.h).  Every mode uses librbd's eventfd notification; they differ
+ * only in how a worker sleeps on it (plugin/DESIGN.md, "Completions"). */
 enum rbdx_completion {
-  RBDX_COMPLETION_AUTO = 0,   /**< io_uring when the kernel allows it, else eventfd. */
+  RBDX_COMPLETION_AUTO = 0,   /**< io_uring when the kernel allows it, else poll(2). */
   RBDX_COMPLETION_IO_URING,   /**< io_uring only; failing to set it up is an error. */
-  RBDX_COMPLETION_EVENTFD,    /**< blocking poll(2) + read(2) on the eventfd. */
+  RBDX_COMPLETION_POLL,       /**< blocking poll(2) + read(2) on the eventfd;
+                                   "eventfd" is accepted as an old name. */
 };
 
 /** Where writes go when several connections share one image
@@ -75,9 +79,11 @@ struct rbdx_options {
 
 /** Apply one parameter.
  *
- * Keys: image, pool, conf, id, keyring, mon_host, cluster, completion,
- * writers, size_file, advertise_size (image|max), exclusive (true/false, yes/no, on/off, 1/0) and ceph.NAME (repeatable; a later value for the same NAME replaces the
- * earlier one).  Every other key, an empty value, or a repeated
+ * Keys: image, pool, conf, id, keyring, mon_host, cluster, completion
+ * (auto|io_uring|poll, "eventfd" meaning poll), writers
+ * (auto|shared|per-connection), size_file, advertise_size (image|max),
+ * exclusive (true/false, yes/no, on/off, 1/0) and ceph.NAME (repeatable;
+ * a later value for the same NAME replaces the earlier one).  Every other key, an empty value, or a repeated
  * non-repeatable key is an error.
  *
  * @param err  receives a one-line message naming the key and value on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx plugin: completion reaping (see reactor.h for the design). */
 #include <errno.h>
 #include <poll.h>
@@ -38,8 +39,16 @@ rbdx_reactor_init (struct rbdx_reactor *r, rbd_image_t image, int efd,
   if (e)
     return -e;
 
-  if (mode == RBDX_COMPLETION_EVENTFD)
+  if (mode == RBDX_COMPLETION_POLL)
     return 0;
+#ifndef HAVE_LIBURING
+  if (mode == RBDX_COMPLETION_IO_URING) {
+    pthread_mutex_destroy (&r->lock);
+    return -ENOTSUP;
+  }
+  say_fallback ("built without liburing", ENOTSUP);
+  return 0;
+#else
   /* Only the leader submits, and it has at most one poll outstanding. */
   e = io_uring_queue_init (4, &r->ring, 0);
   if (e < 0) {
@@ -53,13 +62,16 @@ rbdx_reactor_init (struct rbdx_reactor *r, rbd_image_t image, int efd,
   r->use_uring = true;
   r->multishot = true;   /* cleared if the kernel answers -EINVAL */
   return 0;
+#endif
 }
 
 void
 rbdx_reactor_fini (struct rbdx_reactor *r)
 {
+#ifdef HAVE_LIBURING
   if (r->use_uring)
     io_uring_queue_exit (&r->ring);   /* cancels the outstanding poll */
+#endif
   pthread_mutex_destroy (&r->lock);
 }
 
@@ -70,6 +82,7 @@ rbdx_wait_init (struct rbdx_wait *w)
   pthread_cond_init (&w->cond, NULL);
 }
 
+#ifdef HAVE_LIBURING
 /* Queue a poll for readability of the eventfd: multishot when the
  * kernel has it (it stays armed across wake-ups and fires at once if
  * the counter is already non-zero), one-shot otherwise. */
@@ -123,6 +136,7 @@ wait_uring (struct rbdx_reactor *r)
   } while (io_uring_peek_cqe (&r->ring, &cqe) == 0);
   return 0;
 }
+#endif /* HAVE_LIBURING */
 
 static void
 wait_poll (struct rbdx_reactor *r)
@@ -141,7 +155,7 @@ lead (struct rbdx_reactor *r, struct rbdx_wait *me)
 {
   rbd_completion_t comps[POLL_BATCH];
   uint64_t count;
-  int i, n, e;
+  int i, n;
 
   for (;;) {
     /* Reset the counter first, then poll until empty: a completion
@@ -169,13 +183,19 @@ lead (struct rbdx_reactor *r, struct rbdx_wait *me)
 
     if (!r->use_uring)
       wait_poll (r);
-    else if ((e = wait_uring (r)) < 0) {
-      /* Leave io_uring for good rather than fail a request whose
-       * completion is still owned by librbd. */
-      say_fallback ("io_uring_wait_cqe", -e);
-      io_uring_queue_exit (&r->ring);
-      r->use_uring = false;
+#ifdef HAVE_LIBURING
+    else {
+      int e = wait_uring (r);
+
+      if (e < 0) {
+        /* Leave io_uring for good rather than fail a request whose
+         * completion is still owned by librbd. */
+        say_fallback ("io_uring_wait_cqe", -e);
+        io_uring_queue_exit (&r->ring);
+        r->use_uring = false;
+      }
     }
+#endif
   }
 }
 

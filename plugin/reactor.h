@@ -1,6 +1,8 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx plugin: reaping librbd completions for one image handle.
  *
- * librbd facts relied on (checked on Ceph 16.2.15, see shared notes):
+ * librbd facts relied on (checked on Ceph 16.2.15; plugin/DESIGN.md,
+ * "Completions: eventfd, io_uring and poll(2)"):
  * after rbd_set_image_notification(image, efd, EVENT_TYPE_EVENTFD) every
  * asynchronous request's completion is queued inside librbd and 1 is
  * added to the eventfd; rbd_poll_io_events() hands the queued
@@ -28,7 +30,9 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#ifdef HAVE_LIBURING
 #include <liburing.h>
+#endif
 #include <rbd/librbd.h>
 
 #include "options.h"
@@ -46,10 +50,13 @@ struct rbdx_wait {
 struct rbdx_reactor {
   rbd_image_t image;          /**< not owned. */
   int efd;                    /**< not owned; closed by the caller after rbd_close. */
-  bool use_uring;             /**< false: poll(2) fallback. */
+  bool use_uring;             /**< false: poll(2) fallback (always false
+                                   when built without liburing). */
+#ifdef HAVE_LIBURING
   bool multishot;             /**< kernel supports multishot poll (>= 5.13). */
   bool armed;                 /**< a poll SQE is outstanding on the ring. */
   struct io_uring ring;
+#endif
   pthread_mutex_t lock;       /**< guards leader, sleepers, every rbdx_wait. */
   bool leader;                /**< some worker is waiting on the eventfd. */
   struct rbdx_wait *sleepers; /**< workers blocked on their cond. */
@@ -58,10 +65,11 @@ struct rbdx_reactor {
 /** Set up @p r for @p image whose notifications go to @p efd (an
  * eventfd opened with EFD_NONBLOCK).  @p mode selects io_uring or the
  * poll(2) fallback; AUTO falls back when io_uring_queue_init fails
- * (kernel.io_uring_disabled, seccomp) and says so in nbdkit's debug
- * output once per process.
+ * (kernel.io_uring_disabled, seccomp) or the plugin was built without
+ * liburing, and says so in nbdkit's debug output once per process.
  * @return 0; with mode IO_URING, the negative errno of
- *         io_uring_queue_init; -errno from pthread init. */
+ *         io_uring_queue_init, or -ENOTSUP when built without liburing;
+ *         -errno from pthread init. */
 int rbdx_reactor_init (struct rbdx_reactor *r, rbd_image_t image, int efd,
                        enum rbdx_completion mode);
 

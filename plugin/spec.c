@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx: image spec parsing and printing (see include/rbdx/spec.h). */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared helpers for rbdx's shell tests.  Source it first:
 #   . "${RBDX_TESTS:-$(dirname "$0")/..}/lib.sh"
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Assertion helpers shared by the libnbd test programs in tests/cases
  * and tests/multiconn (header-only: include it once per program; the
  * helpers are static inline, so each program links only what it uses).

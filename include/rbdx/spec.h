@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx: image specs of the form [pool/[namespace/]]image[@snapshot].
  *
  * The grammar is the one the `rbd` CLI accepts for its image-spec and

@@ -1,4 +1,5 @@
-/* bounds: case C12 of ../shared/cases/README.md.
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* bounds: case C12 in tests/README.md.
  *
  * With libnbd's strict mode off (so the requests reach the server):
  * a read of 4096 bytes at size-2048 gets NBD_EINVAL, a write of 4096

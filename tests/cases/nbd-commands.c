@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nbd-commands: every NBD command and every advertised property of an
  * rbdx export (NBD doc/proto.md "Transmission phase", "Block size
  * constraints", "Metadata querying"; export description from

@@ -1,4 +1,5 @@
-/* opt-info-go: case C07 (first half) of ../shared/cases/README.md.
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* opt-info-go: case C07 (first half) in tests/README.md.
  *
  * A client sends NBD_OPT_INFO for export X, then NBD_OPT_GO for export
  * Y (NBD doc/proto.md "Option types": INFO and GO are independent

@@ -1,4 +1,5 @@
-/* readonly-writes: case C13 of ../shared/cases/README.md.
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* readonly-writes: case C13 in tests/README.md.
  *
  * On a read-only export (image@snap, or nbdkit -r), with libnbd's
  * strict mode off so the requests are sent anyway: the handshake shows

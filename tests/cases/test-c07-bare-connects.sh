@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Case C07, second half (../shared/cases/README.md): 50 bare TCP
+# SPDX-License-Identifier: BSD-3-Clause
+# Case C07 (tests/README.md), second half: 50 bare TCP
 # connects that never negotiate open no image: while they are held,
 # `rbd status` shows no watcher (rbdx opens its librbd context in .open,
 # after NBD_OPT_GO, never at accept); a normal client is served

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Case C07, first half (../shared/cases/README.md): NBD_OPT_INFO for
+# SPDX-License-Identifier: BSD-3-Clause
+# Case C07 (tests/README.md), first half: NBD_OPT_INFO for
 # export X, then NBD_OPT_GO for export Y; GO must report Y's size and
 # flags (NBD doc/proto.md, NBD_OPT_INFO / NBD_OPT_GO).  X is a name rbdx
 # refuses ("rbd/other") or "" (the served image); Y is the image's

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Case C08 (../shared/cases/README.md): an 8 MiB image filled with 0x78
+# SPDX-License-Identifier: BSD-3-Clause
+# Case C08 (tests/README.md): an 8 MiB image filled with 0x78
 # (by `rbd import`); WRITE_ZEROES of 65024 bytes at 0 without NO_HOLE
 # zeroes exactly [0, 65024); WRITE_ZEROES with FAST_ZERO succeeds fast
 # or fails with NBD_ENOTSUP, never slow.  The C program zero-unaligned

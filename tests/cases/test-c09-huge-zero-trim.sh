@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Case C09 (../shared/cases/README.md): on an 8 GiB sparse image, 512
+# SPDX-License-Identifier: BSD-3-Clause
+# Case C09 (tests/README.md): on an 8 GiB sparse image, 512
 # bytes of 0x55 at 3 GiB, WRITE_ZEROES of 0xFFFFF000 bytes at 0, TRIM of
 # 0xFFFFF000 bytes at 4 GiB: the bytes at 3 GiB read as zero, no
 # overflow, no disconnect (C program zero-huge).

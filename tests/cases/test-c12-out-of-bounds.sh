@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Case C12 (../shared/cases/README.md): with client strict mode off,
+# SPDX-License-Identifier: BSD-3-Clause
+# Case C12 (tests/README.md): with client strict mode off,
 # read 4096 @ size-2048 -> NBD_EINVAL, write 4096 @ size-2048 ->
 # NBD_ENOSPC, read of length 0, then read 512 @ size-512 succeeds; no
 # disconnect (C program bounds).  The image's tail is checked with

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Case C13 (../shared/cases/README.md): exports image@snap and
+# SPDX-License-Identifier: BSD-3-Clause
+# Case C13 (tests/README.md): exports image@snap and
 # nbdkit -r; WRITE 64 KiB at 0, TRIM, WRITE_ZEROES with strict mode
 # off: the handshake shows read-only, each write-type request gets
 # NBD_EPERM after its payload is consumed and a following read works

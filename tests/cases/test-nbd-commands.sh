@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Every NBD command and every advertised property of an rbdx export
 # (NBD doc/proto.md: transmission phase commands, block size
 # constraints, base:allocation, NBD_INFO_DESCRIPTION, multi-conn).

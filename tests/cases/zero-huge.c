@@ -1,4 +1,5 @@
-/* zero-huge: case C09 of ../shared/cases/README.md.
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* zero-huge: case C09 in tests/README.md.
  *
  * An 8 GiB sparse image.  Write 512 bytes of 0x55 at 3 GiB;
  * WRITE_ZEROES of length 0xFFFFF000 at 0; then TRIM of 0xFFFFF000 at

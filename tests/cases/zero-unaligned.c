@@ -1,4 +1,5 @@
-/* zero-unaligned: case C08 of ../shared/cases/README.md.
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* zero-unaligned: case C08 in tests/README.md.
  *
  * An 8 MiB image filled with 0x78.  WRITE_ZEROES of 65024 bytes at
  * offset 0 without NO_HOLE (so holes are allowed), then read: bytes

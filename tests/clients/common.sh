@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Helpers for the client tests in this directory (sourced after lib.sh).
 #
 # nbdinfo_map, nbdinfo_totals and qemu_map turn what real clients print

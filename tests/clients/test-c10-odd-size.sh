@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Case C10 (../shared/cases/README.md): a 1000-byte image, not a
+# SPDX-License-Identifier: BSD-3-Clause
+# Case C10 (tests/README.md): a 1000-byte image, not a
 # multiple of 512.  Filled with known data through NBD (nbdcopy), then
 # `qemu-img map --output=json`, `nbdinfo --map` and `nbdcopy` to a file
 # all succeed; the copy equals `rbd export`; the extents cover exactly

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # nbdcopy with 4 connections and 16 requests in flight per connection
 # copies 64 MiB of random data into an image without exclusive-lock
 # (--image-feature layering: rbdx advertises multi-conn on it) and back

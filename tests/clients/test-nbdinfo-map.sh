@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `nbdinfo --map` and `nbdinfo --map --totals` (NBD_CMD_BLOCK_STATUS,
 # base:allocation) show what is allocated in the image, per whole RBD
 # object, and the extents tile [0, size) exactly:

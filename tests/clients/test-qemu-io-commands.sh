@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # QEMU's NBD client drives every write-type command rbdx advertises
 # through `nbd+unix:///?socket=...` URIs, and QEMU's tools see the result:
 #   qemu-io write -P / read -P, write -z (WRITE_ZEROES with NO_HOLE),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Data written through an rbdx export by real NBD clients is what the
 # rbd CLI exports afterwards: nbdcopy (file -> URI, over an image
 # pre-filled with other bytes, with a sparse all-zero middle that

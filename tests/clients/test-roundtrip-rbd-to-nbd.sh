@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Data imported with the rbd CLI reads back unchanged through an rbdx
 # export with two real NBD clients: nbdcopy (URI -> file) and
 # `qemu-img convert` (nbd+unix URI -> file).  The size is deliberately

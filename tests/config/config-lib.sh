@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Helpers shared by the tests in tests/config/ (sourced after lib.sh).
 #
 #   refused WORD... -- [NBDKIT-OPTIONS...] PLUGIN-ARGS...

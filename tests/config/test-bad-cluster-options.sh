@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Proves: a bad way to reach the cluster makes nbdkit exit non-zero
 # before serving, with one error naming the bad value
 # (nbdkit-rbdx-plugin.pod, PARAMETERS conf=, mon_host=, ceph.NAME=):

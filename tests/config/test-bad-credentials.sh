@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Proves: wrong cephx credentials make nbdkit exit non-zero before
 # serving, with one error naming the user (nbdkit-rbdx-plugin.pod,
 # PARAMETERS id=, keyring=): id= with the "client." prefix, a user that

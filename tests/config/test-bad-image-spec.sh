@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Proves: a wrong image spec makes nbdkit exit non-zero before serving,
 # with one error naming the bad part (nbdkit-rbdx-plugin.pod, PARAMETERS
 # image=, pool=, exclusive= and ERRORS): no image, malformed specs, a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Proves: parameters that are wrong as written (unknown key, empty value,
 # a key given twice, a bad completion=, writers=, exclusive= or pool=
 # value, an image= outside pool=, a malformed ceph.NAME) make nbdkit
@@ -36,8 +37,8 @@ refused "pool= given twice" -- "$img" pool=rbd pool=rbd
 refused "writers= given twice" -- "$img" writers=auto writers=shared
 refused "exclusive= given twice" -- "$img" exclusive=false exclusive=false
 
-# completion= takes three values only.
-refused "completion='bogus'" "auto, io_uring or eventfd" -- "$img" completion=bogus
+# completion= takes three values only (and eventfd, the old name of poll).
+refused "completion='bogus'" "auto, io_uring or poll" -- "$img" completion=bogus
 refused "completion='IO_URING'" -- "$img" completion=IO_URING
 
 # writers=, exclusive=, pool= take fixed forms.
@@ -53,7 +54,7 @@ refused "'ceph.' needs an option name" -- "$img" ceph.=1
 refused "ceph.a.b" "no spaces or dots" -- "$img" ceph.a.b=1
 
 # Positive controls.
-for mode in auto io_uring eventfd; do
+for mode in auto io_uring poll eventfd; do
   served true -- "$img" "completion=$mode"
 done
 for w in auto shared per-connection; do

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Proves: when nbdkit exits, rbdx leaves no watcher and no exclusive
 # lock on the image, so the next user of the image neither stalls
 # (~30 s, until the OSD expires the dead watch and librbd may break the

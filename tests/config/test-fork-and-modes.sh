@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Proves: (1) nbdkit started without -f/--run forks to the background
 # after .get_ready and the daemon serves correct I/O over several
 # connections (per-connection writers, the shared writer of an
 # exclusive-lock image, and exclusive=true), then stops on SIGTERM (the probe connection made before
 # the fork must leave no librados state behind, or the child hangs in
-# its first librados call: ../shared/notes/librbd-facts.md "nbdkit and
-# librados threads"); a bad image in daemon mode fails in the
-# foreground with a non-zero exit and no daemon.  (2) completion=eventfd,
+# its first librados call: plugin/DESIGN.md "Process model: nbdkit's
+# fork and librados' threads"); a bad image in daemon mode fails in the
+# foreground with a non-zero exit and no daemon.  (2) completion=poll,
 # io_uring and auto each serve correct I/O with 16 requests in flight
 # per connection (fio, 2 connections, verify=crc32c), and nbdkit -v says
 # which mechanism each connection uses ("completions via poll(2)" /
@@ -103,7 +104,7 @@ grep -qF "image 'rbd/missing' does not exist" "$CFG_SCRATCH/bad.err" ||
 # Does this kernel let us use io_uring?  completion=auto decides.
 uring=yes
 off=16
-for mode in auto io_uring eventfd; do
+for mode in auto io_uring poll; do
   log="$CFG_SCRATCH/$mode.log"
   if ! timeout 90 nbdkit -v -U - "$RBDX_PLUGIN" "$img" "completion=$mode" \
          --run "$fio \"\$uri\" ${off}m" \
@@ -127,7 +128,7 @@ for mode in auto io_uring eventfd; do
       fi
       want=$([ "$uring" = yes ] && echo io_uring || echo 'poll(2)') ;;
     io_uring) want=io_uring ;;
-    eventfd) want='poll(2)' ;;
+    poll) want='poll(2)' ;;
   esac
   n=$(grep -cF "completions via $want" "$log" || true)
   [ "$n" -eq "$opened" ] ||

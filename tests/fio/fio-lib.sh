@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Helpers for the fio tests in tests/fio (source after lib.sh).
 #
 #   FIO_DIR               a scratch directory, removed at exit.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Proves: a snapshot export (IMG@SNAP) serves exactly the snapshot's data
 # to four concurrent read-only connections (multi-conn), and refuses
 # writes.  fio's nbd engine writes a verifiable pattern (4 jobs, each its

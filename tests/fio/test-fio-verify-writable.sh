@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Proves: a writable export of an image WITHOUT exclusive-lock (so
 # multi-conn is advertised and every connection writes through its own
 # librbd context) keeps every byte that four concurrent connections

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/kernel/lib-uml.sh: run a Linux kernel NBD client against rbdx inside
 # a User-mode Linux guest.  Source it after lib.sh:
 #   . "$RBDX_TESTS/lib.sh"

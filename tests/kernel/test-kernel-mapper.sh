@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-kernel-mapper: `rbdx map`, `list-mapped`, `attach` and `unmap` end to
 # end in a UML guest kernel, for an image spec (the mapper starts and
 # supervises its own server) and for an NBD URI, plus the mapper's errors.
@@ -41,7 +42,8 @@
 #     (its message is shown), nothing listening at the URI, no such device
 #     to unmap, bad options (exit 2).
 # On the host: the data the guest wrote is in the image (rbd export).
-# Covers: issue "rbdx mapper" map/unmap/list-mapped/attach, README "Map it".
+# Covers: rbdx(8) map/unmap/list-mapped/attach, README "Map it to a block
+# device".
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/kernel/lib-uml.sh"
 uml_requires

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-kernel-nbd-multiconn: the Linux kernel NBD client (nbd.ko of Debian's
 # user-mode-linux 6.1, configured by nbd-client 3.24 over netlink) attaches
 # an rbdx export of a default-feature image (exclusive-lock, object-map,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-kernel-resize: an rbdx image grown with `rbd resize` while the kernel
 # NBD client has it mapped (4 connections, ext4 mounted) becomes usable in
 # full on the mapped device, without unmapping.  Growth only; README C11

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-kernel-server-restart: the rbdx server (nbdkit) dies and is started
 # again on the same socket while the kernel NBD client has the image mapped
 # with 4 connections, ext4 mounted and writes in flight; I/O resumes and the

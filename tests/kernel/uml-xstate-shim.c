@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* uml-xstate-shim: LD_PRELOAD helper that lets Debian 12's User-mode Linux
  * (6.1) run on hosts whose CPUs have AMX (or any extended state past the
  * buffer UML was built with).

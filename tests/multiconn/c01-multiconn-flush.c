@@ -1,4 +1,5 @@
-/* c01-multiconn-flush: case C01 of the shared cases README, i.e. what
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* c01-multiconn-flush: case C01 in tests/README.md, i.e. what
  * NBD multi-conn promises (NBD doc/proto.md, NBD_FLAG_CAN_MULTI_CONN: a
  * FLUSH or FUA reply on one connection makes every completed write
  * visible to all connections of the export).

@@ -1,4 +1,5 @@
-/* c03-disconnect-inflight: case C03 of the shared cases README: a client
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* c03-disconnect-inflight: case C03 in tests/README.md: a client
  * with 64 writes in flight disconnects (NBD_CMD_DISC); every write the
  * server received before the DISC must be done (NBD doc/proto.md,
  * NBD_CMD_DISC: the server handles outstanding requests first).

@@ -1,4 +1,5 @@
-/* c06-hangup: case C06 of the shared cases README: clients that queue
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* c06-hangup: case C06 in tests/README.md: clients that queue
  * many reads, one of which fails, and hang up at once (no NBD_CMD_DISC,
  * the socket just closes while the server still works on the requests
  * and sends their replies).  The server must survive and serve others.

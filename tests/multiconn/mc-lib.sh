@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # Helpers for the multi-connection tests in tests/multiconn (source after
 # lib.sh).  Call client_* in the test's own shell, not in $(...):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nbd-script: one NBD connection driven line by line from stdin, so a
  * shell test can keep a connection open across phases (a resize, a
  * foreign writer, another connection's flush) and act on it later.

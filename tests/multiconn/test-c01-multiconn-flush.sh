@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# C01 (shared cases README): multi-conn consistency.  A writes 4 KiB of
+# SPDX-License-Identifier: BSD-3-Clause
+# C01 (tests/README.md): multi-conn consistency.  A writes 4 KiB of
 # 0xAA at 0, B reads, A flushes, B must read 0xAA; variant: write on A,
 # flush on B, read on C; plus FUA and WRITE_ZEROES, repeated at 8 offsets
 # in different objects (c01-multiconn-flush.c).

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# C02 (shared cases README): an image with exclusive-lock (default
+# SPDX-License-Identifier: BSD-3-Clause
+# C02 (tests/README.md): an image with exclusive-lock (default
 # features) written by several NBD connections at once.  With the default
 # writers=auto rbdx sends every connection's writes through one
 # lock-owning librbd handle, so its own handles never pass the lock back
-# and forth (about 7-8 ms per hand-over, see shared notes).
+# and forth (about 7-8 ms per hand-over, see plugin/DESIGN.md,
+# "Exclusive lock, caches and multi-conn").
 #
 # fio (nbd engine), 4 KiB random writes, iodepth 8 per connection: one
 # connection and four connections (numjobs=4, disjoint regions), 5 s each,

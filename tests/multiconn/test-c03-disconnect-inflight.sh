@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# C03 (shared cases README): a client with 64 writes in flight (distinct
+# SPDX-License-Identifier: BSD-3-Clause
+# C03 (tests/README.md): a client with 64 writes in flight (distinct
 # patterns) disconnects with NBD_CMD_DISC.  A new connection to the same
 # server must at once read all 64 patterns; after nbdkit exits,
 # `rbd lock ls` and `rbd status` must show no lock and no watcher left.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# C06 (shared cases README): 20 clients each queue 33 reads and hang up
+# SPDX-License-Identifier: BSD-3-Clause
+# C06 (tests/README.md): 20 clients each queue 33 reads and hang up
 # at once without NBD_CMD_DISC.  The 2nd read of each fails in rbdx's own
 # pread (the image was shrunk after they connected: EINVAL past the
 # current end); the last one is past the negotiated end (client strict

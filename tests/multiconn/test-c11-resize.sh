@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# C11 (shared cases README): connection A stays open on a 1 GiB image
+# SPDX-License-Identifier: BSD-3-Clause
+# C11 (tests/README.md): connection A stays open on a 1 GiB image
 # while another client resizes it to 2 GiB, then to 512 MiB.  rbdx
 # follows resizes with rbd_update_watch (NBD cannot announce a new size,
 # so old connections must get errors past the new end, never zeros).

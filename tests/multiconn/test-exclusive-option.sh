@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # exclusive=true (nbdkit-rbdx-plugin.pod): rbdx takes the exclusive lock
 # with rbd_lock_acquire(EXCLUSIVE) when the first writable connection
 # opens and holds it for the server's lifetime; other clients' writes

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Data integrity under several connections: fio (nbd engine, one NBD
 # connection per job) runs 4 KiB random reads and writes with
 # verify=crc32c on an rbdx export, each job in its own 2 MiB region
@@ -24,7 +25,7 @@
 #
 # Usage: test-integrity-fio-randrw.sh IMAGES CONNECTIONS SECONDS [soak]
 #   IMAGES: lock, layering or both.  With "soak" the test is skipped (77)
-#   unless RBDX_SOAK=1 (the issue's >= 60 s, 8-connection run).
+#   unless RBDX_SOAK=1 (a run of >= 60 s with 8 connections).
 # meson registers: 4 connections x 30 s on each kind of image and
 # 8 connections x 20 s on the exclusive-lock image (suite cluster), and
 # 8 connections x 60 s on both (suite soak).

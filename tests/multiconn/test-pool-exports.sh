@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # pool=POOL[/NAMESPACE] (nbdkit-rbdx-plugin.pod): one server exports
 # every image of a pool by export name.  Asserts:
 #   - pool=rbd/NS: `nbdinfo --list` lists exactly the namespace's images

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # size_file= and advertise_size=max, the plugin side of the rbdx mapper's
 # resize handling (server/README.md): the mapper gives the kernel the size
 # from size_file and needs connections that stay usable when the image

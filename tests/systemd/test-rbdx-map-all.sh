@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-rbdx-map-all: rbdx-map-all (run by rbdx-map.service) reads an
 # rbdxtab the documented way and drives the mapper correctly, using a
 # stand-in `rbdx` that records its arguments:
@@ -12,7 +13,8 @@
 #    anything; no table or an empty one: exit 0, nothing to do;
 #  - a line that starts with an option: exit 1 naming the line; bad
 #    usage: exit 2.
-# Covers: the brief's systemd units, item 3.  No cluster needed.
+# Covers: systemd/README.md "Mapping images at boot: rbdxtab".  No cluster
+# needed.
 . "$RBDX_TESTS/lib.sh"
 script=$RBDX_BUILD/systemd/rbdx-map-all
 [ -x "$script" ] || fail "$script not generated (is subdir('systemd') in meson.build?)"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-socket-activation: rbdx@.service's own ExecStart command (read from
 # the unit meson generated, with the build's plugin in place of the
 # installed "rbdx") serves the image through sockets passed by socket
@@ -12,7 +13,8 @@
 #    server by itself with status 0, and then `rbd status` shows no
 #    watcher and `rbd lock ls` no lock (the exclusive=true lock is
 #    released), so SIGKILL is not needed.
-# Covers: the brief's systemd units, items 1, 2 and 6.
+# Covers: systemd/README.md "Serving an image", "Instance names",
+# "Where options go".
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 requires systemd-socket-activate systemd-escape qemu-io nbdcopy nbdsh ss cmp

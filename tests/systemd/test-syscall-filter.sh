@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-syscall-filter: the seccomp and socket-family restrictions of
 # rbdx@.service let the server do its work.  The service's ExecStart
 # (from the generated unit, build plugin) runs socket-activated under
@@ -12,7 +13,7 @@
 # executable or made executable later (mprotect PROT_EXEC).  So a
 # filter that would break librados, io_uring or nbdkit fails here, not in
 # production (where a refused call gets EPERM).
-# Covers: the brief's systemd units, item 1 (hardening).
+# Covers: systemd/README.md "User and hardening".
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 requires strace systemd-socket-activate systemd-analyze systemd-escape qemu-io nbdcopy nbdinfo

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-units-verify: the systemd units meson generates from systemd/
 # (rbdx@.service, rbdx@.socket, rbdx-map.service) load without a single
 # warning in `systemd-analyze verify`, instantiated with plain and
 # escaped image specs (rbd/vm1, rbd/ns/vm-1, rbd/vm1@snap); the service's
 # hardening stays rated "OK" by `systemd-analyze security --offline`
 # (exposure <= 2.0); and verify really checks here (a broken copy fails).
-# Covers: the brief's systemd units, items 1-3 and 5.  No cluster needed.
+# Covers: systemd/README.md (every unit it describes).  No cluster needed.
 . "$RBDX_TESTS/lib.sh"
 requires systemd-analyze systemd-escape
 

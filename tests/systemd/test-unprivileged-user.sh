@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test-unprivileged-user: rbdx@.service's ExecStart works the way the unit
 # runs it, as an unprivileged system user (User=rbdx; here "nobody", as
 # this machine has no rbdx user) with no capabilities at all
@@ -7,7 +8,7 @@
 # systemd/README.md asks for) and a 0644 ceph.conf: a socket-activated
 # write and read-back succeed, the process really has uid nobody and an
 # empty capability set, and SIGTERM leaves no watcher and no lock.
-# Covers: the brief's systemd units, item 1 (the service user).
+# Covers: systemd/README.md "User and hardening" (the service user).
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 requires systemd-socket-activate systemd-escape setpriv qemu-io

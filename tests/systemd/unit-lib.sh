@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Helpers for the tests of systemd/ (source after lib.sh).  They read the
 # units meson generated into $RBDX_BUILD/systemd, so the tests run the
 # command line that will be installed, not a copy of it.

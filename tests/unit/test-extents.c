@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx unit tests: the extent walker (plugin/extents.h).
  *
  * Proves that, whatever ranges librbd reports, the extents handed to

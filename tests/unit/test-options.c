@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx unit tests: nbdkit parameter parsing (plugin/options.h).
  *
  * Proves that rbdx_options_set stores every key (image, conf, id,
@@ -146,7 +147,8 @@ test_completion (void **state)
   } cases[] = {
     { "auto", RBDX_COMPLETION_AUTO },
     { "io_uring", RBDX_COMPLETION_IO_URING },
-    { "eventfd", RBDX_COMPLETION_EVENTFD },
+    { "poll", RBDX_COMPLETION_POLL },
+    { "eventfd", RBDX_COMPLETION_POLL },   /* the old name of poll */
   };
   struct rbdx_options o;
   size_t i;
@@ -155,7 +157,7 @@ test_completion (void **state)
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     memset (&o, 0, sizeof o);
     /* Start from a different mode so "auto" is really stored. */
-    o.completion = RBDX_COMPLETION_EVENTFD;
+    o.completion = RBDX_COMPLETION_IO_URING;
     set_ok (&o, "completion", cases[i].value);
     assert_int_equal (o.completion, cases[i].mode);
     assert_true (o.completion_set);
@@ -221,12 +223,12 @@ test_all_together (void **state)
 
   set_ok (o, "ceph.rbd_cache", "false");
   set_ok (o, "image", "pool/img");
-  set_ok (o, "completion", "eventfd");
+  set_ok (o, "completion", "poll");
   set_ok (o, "cluster", "ceph");
   set_ok (o, "mon_host", "10.0.0.1");
   set_ok (o, "id", "admin");
   assert_string_equal (o->spec.image, "img");
-  assert_int_equal (o->completion, RBDX_COMPLETION_EVENTFD);
+  assert_int_equal (o->completion, RBDX_COMPLETION_POLL);
   assert_int_equal (o->nceph, 1);
   assert_string_equal (rbdx_options_id (o), "admin");
 }
@@ -323,12 +325,15 @@ test_repeated_keys (void **state)
 
   /* completion too, even with the same value. */
   memset (&o, 0, sizeof o);
-  set_ok (&o, "completion", "eventfd");
+  set_ok (&o, "completion", "poll");
   set_bad (&o, "completion", "io_uring", err);
   assert_contains (err, "completion");
-  set_bad (&o, "completion", "eventfd", err);
+  set_bad (&o, "completion", "poll", err);
   assert_contains (err, "completion");
-  assert_int_equal (o.completion, RBDX_COMPLETION_EVENTFD);
+  /* The old name is the same parameter, not a second one. */
+  set_bad (&o, "completion", "eventfd", err);
+  assert_contains (err, "given twice");
+  assert_int_equal (o.completion, RBDX_COMPLETION_POLL);
   rbdx_options_free (&o);
 }
 
@@ -352,7 +357,7 @@ static void
 test_bad_completion (void **state)
 {
   static const char *const values[] = {
-    "uring", "AUTO", "io-uring", "eventfd ", "poll",
+    "uring", "AUTO", "io-uring", "eventfd ", "POLL", "poll(2)", "epoll",
   };
   struct rbdx_options *o = *state;
   char err[ERRLEN];
@@ -365,6 +370,10 @@ test_bad_completion (void **state)
     assert_false (o->completion_set);
     assert_int_equal (o->completion, RBDX_COMPLETION_AUTO);
   }
+  /* The message offers the keywords, not the old alias. */
+  set_bad (o, "completion", "bogus", err);
+  assert_contains (err, "expected auto, io_uring or poll");
+  assert_null (strstr (err, "eventfd"));
   /* A rejected value does not count as given. */
   set_ok (o, "completion", "io_uring");
 }
@@ -545,7 +554,7 @@ test_options_free (void **state)
   set_ok (&o, "conf", "/c");
   set_ok (&o, "ceph.a", "1");
   set_ok (&o, "ceph.b", "2");
-  set_ok (&o, "completion", "eventfd");
+  set_ok (&o, "completion", "poll");
   rbdx_options_free (&o);
   assert_null (o.spec.image);
   assert_null (o.conf);

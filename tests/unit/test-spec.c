@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx unit tests: image spec parsing (include/rbdx/spec.h).
  *
  * Proves that rbdx_spec_parse accepts every form of the rbd CLI grammar
