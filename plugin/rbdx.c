@@ -516,9 +516,10 @@ rbdx_dump_plugin (void)
   "mon_host=ADDRS       Monitor addresses (overrides the conf file).\n" \
   "cluster=NAME         Cluster name (default: ceph).\n" \
   "ceph.OPTION=VALUE    Any Ceph option, set with rados_conf_set (repeatable).\n" \
-  "completion=auto|io_uring|eventfd\n" \
+  "completion=auto|io_uring|poll\n" \
   "                     How completions are reaped (default: auto = io_uring,\n" \
-  "                     falling back to poll(2) on the eventfd).\n" \
+  "                     falling back to poll(2) on the eventfd: poll;\n" \
+  "                     eventfd is an old name of poll).\n" \
   "size_file=PATH       Keep the image's current size (bytes) in PATH.\n" \
   "identity=POOLID/[NAMESPACE/]IMAGEID[@SNAPID]\n" \
   "                     Serve exactly this image (as the export description\n" \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* server/negotiate.c: see negotiate.h. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* server/negotiate.h: NBD connections negotiated by libnbd for the kernel.
  *
  * libnbd does the whole handshake (never by hand here); the socket is then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* server/netlink.c: see netlink.h. */
 #include <errno.h>
 #include <stdbool.h>

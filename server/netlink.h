@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* server/netlink.h: the Linux NBD driver's generic netlink interface
  * ("nbd" family, linux/nbd-netlink.h), spoken through libnl-genl-3.
  *

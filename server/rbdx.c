@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* server/rbdx.c: the rbdx mapper's command line (see rbdx.pod):
  *   rbdx map [OPTIONS] SPEC|URI [KEY=VALUE...]
  *   rbdx unmap [--force] DEVICE|SPEC|URI
@@ -52,7 +53,7 @@ usage (FILE *f)
     "       rbdx unmap [--force] /dev/nbdX | SPEC | URI\n"
     "       rbdx attach [OPTIONS] /dev/nbdX [SPEC|URI [KEY=VALUE...]]\n"
     "       rbdx list-mapped [--format plain|json]      (alias: list)\n"
-    "       rbdx --help | --version\n"
+    "       rbdx -h | --help | --version\n"
     "map options:\n"
     "  -c, --connections N      NBD connections (default: CPUs, at most 16)\n"
     "  -r, --read-only          map read-only\n"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* server/state.c: see state.h. */
 #include <dirent.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* server/state.h: what the mapper remembers about each mapped device.
  *
  * One file per device, RUN_DIR/nbdN ("key=value" lines), written

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* server/supervise.c: see supervise.h. */
 #include <errno.h>
 #include <fcntl.h>

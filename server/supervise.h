@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* server/supervise.h: the process that keeps one mapped device served.
  *
  * `rbdx map` forks one supervisor per device.  It starts the rbdx server
