@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -38,7 +39,8 @@ rbdx_conn_close (struct rbdx_conn *conn)
     conn->next->prev = conn->prev;
   pthread_mutex_unlock (&conns_lock);
   rbdx_writer_put (conn->writer);
-  rbdx_ctx_close (conn->ctx);
+  rbdx_ctx_close (conn->ctx);      /* no update callback after this */
+  rbdx_qos_put (conn->qos);
   free (conn);
 }
 
@@ -113,6 +115,14 @@ rbdx_conn_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
   if (r == 0)
     r = rbdx_ctx_check_access (conn->ctx, o, !conn->ctx->readonly, err,
                                errlen);
+  if (r == 0) {
+    r = rbdx_qos_get (o, &conn->ctx->ident, conn->ctx->image, &conn->qos);
+    if (r < 0)
+      snprintf (err, errlen, "cannot read the QoS settings of '%s': %s",
+                conn->ctx->name, strerror (-r));
+    else
+      atomic_store (&conn->ctx->qos, conn->qos);
+  }
   if (r < 0)
     goto fail;
   conn->wctx = conn->ctx;
@@ -140,6 +150,7 @@ rbdx_conn_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
 
 fail:
   rbdx_ctx_close (conn->ctx);
+  rbdx_qos_put (conn->qos);
   free (conn);
   return r;
 }

@@ -19,6 +19,7 @@
 
 #include "ctx.h"
 #include "options.h"
+#include "qos.h"
 #include "writer.h"
 
 struct rbdx_conn {
@@ -26,6 +27,7 @@ struct rbdx_conn {
   struct rbdx_ctx *ctx;        /**< own context: reads, block status. */
   struct rbdx_ctx *wctx;       /**< writes, trims, zeroes, flushes. */
   struct rbdx_writer *writer;  /**< shared writer, or NULL. */
+  struct rbdx_qos *qos;        /**< the image's QoS limits (qos.h). */
   bool multi_conn;             /**< what .can_multi_conn answers. */
 };
 

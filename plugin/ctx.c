@@ -14,6 +14,7 @@
 
 #include "cluster.h"
 #include "ctx.h"
+#include "qos.h"
 #include "sizefile.h"
 
 /* Read the effective rbd_cache of the open image: an image-level
@@ -214,8 +215,12 @@ static void
 on_update (void *arg)
 {
   struct rbdx_ctx *ctx = arg;
+  struct rbdx_qos *qos = atomic_load (&ctx->qos);
   uint64_t size;
 
+  /* `rbd config image set ... rbd_qos_*` is a header update too. */
+  if (qos)
+    rbdx_qos_refresh (qos, ctx->image);
   if (ctx->ident.snap_id != RBDX_NOSNAP) {
     check_snapshot (ctx);
     return;

@@ -66,6 +66,9 @@ struct rbdx_ctx {
   bool follows_size;         /**< a head handle whose watch keeps cur_size. */
   atomic_bool gone;          /**< the snapshot served was removed. */
   atomic_bool fenced;        /**< this rados_t was blocklisted. */
+  /** The image's QoS state (qos.h), set by the connection after open so
+   * that the update watch can refresh the limits; NULL for writers. */
+  struct rbdx_qos *_Atomic qos;
   atomic_bool dirty;         /**< a write-type request since the last flush. */
   uint64_t features;         /**< RBD_FEATURE_* of the image. */
   uint64_t object_size;      /**< bytes (1 << order). */

@@ -139,6 +139,54 @@ set_keyword (const char *key, const char *value,
   return fail (err, errlen, "%s='%s': expected %s", key, value, expected);
 }
 
+const char *const rbdx_qos_names[RBDX_QOS_N] = {
+  "iops", "read_iops", "write_iops", "bps", "read_bps", "write_bps",
+};
+
+/* qos.NAME_limit / qos.NAME_burst / qos.NAME_burst_seconds = a
+ * non-negative decimal integer. */
+static int
+set_qos (struct rbdx_options *o, const char *key, const char *value,
+         char *err, size_t errlen)
+{
+  static const char *const parts[] = { "_limit", "_burst", "_burst_seconds" };
+  const char *name = key + 4;
+  struct rbdx_qos_setting *q;
+  unsigned long long v;
+  char *end;
+  size_t n;
+  int i, p;
+
+  for (i = 0; i < RBDX_QOS_N; i++) {
+    n = strlen (rbdx_qos_names[i]);
+    if (strncmp (name, rbdx_qos_names[i], n) != 0)
+      continue;
+    for (p = 0; p < 3; p++)
+      if (strcmp (name + n, parts[p]) == 0)
+        goto found;
+  }
+  return fail (err, errlen, "%s: unknown QoS setting (expected qos.NAME_limit, "
+               "qos.NAME_burst or qos.NAME_burst_seconds with NAME one of "
+               "iops, read_iops, write_iops, bps, read_bps, write_bps)", key);
+found:
+  errno = 0;
+  v = strtoull (value, &end, 10);
+  if (errno || *end || value[0] == '-' || (p == 2 && v == 0))
+    return fail (err, errlen, "%s='%s': expected a whole number%s", key, value,
+                 p == 2 ? " of seconds above 0" : " (0: no limit)");
+  q = &o->qos[i];
+  if ((p == 0 && q->limit_set) || (p == 1 && q->burst_set) ||
+      (p == 2 && q->burst_seconds_set))
+    return fail (err, errlen, "%s= given twice", key);
+  if (p == 0)
+    q->limit = v, q->limit_set = true;
+  else if (p == 1)
+    q->burst = v, q->burst_set = true;
+  else
+    q->burst_seconds = v, q->burst_seconds_set = true;
+  return 0;
+}
+
 int
 rbdx_options_set (struct rbdx_options *o, const char *key, const char *value,
                   char *err, size_t errlen)
@@ -153,6 +201,8 @@ rbdx_options_set (struct rbdx_options *o, const char *key, const char *value,
 
   if (strncmp (key, CEPH_PREFIX, strlen (CEPH_PREFIX)) == 0)
     return set_ceph (o, key + strlen (CEPH_PREFIX), value, err, errlen);
+  if (strncmp (key, "qos.", 4) == 0)
+    return set_qos (o, key, value, err, errlen);
 
   if (strcmp (key, "image") == 0) {
     char *text;

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "rbdx/spec.h"
 
@@ -54,6 +55,26 @@ enum rbdx_advertise {
  * 4096 that nbdkit's int64_t sizes hold. */
 #define RBDX_ADVERTISE_MAX_BYTES (INT64_MAX & ~(int64_t) 4095)
 
+/** The QoS limits librbd knows (rbd_qos_<NAME>_limit, _burst,
+ * _burst_seconds), in the order of rbdx_qos_names. */
+enum rbdx_qos_kind {
+  RBDX_QOS_IOPS, RBDX_QOS_READ_IOPS, RBDX_QOS_WRITE_IOPS,
+  RBDX_QOS_BPS, RBDX_QOS_READ_BPS, RBDX_QOS_WRITE_BPS,
+  RBDX_QOS_N
+};
+
+/** "iops", "read_iops", ... "write_bps": librbd's names without the
+ * rbd_qos_ prefix and _limit suffix. */
+extern const char *const rbdx_qos_names[RBDX_QOS_N];
+
+/** One qos.NAME_limit= / _burst= / _burst_seconds= override. */
+struct rbdx_qos_setting {
+  uint64_t limit;           /**< per second (I/Os or bytes); 0: none. */
+  uint64_t burst;           /**< per second, 0: none. */
+  uint64_t burst_seconds;   /**< seconds. */
+  bool limit_set, burst_set, burst_seconds_set;
+};
+
 struct rbdx_options {
   struct rbdx_spec spec;      /**< image=; spec.image == NULL until given. */
   char *image_text;           /**< image= as given (re-read against pool=). */
@@ -75,6 +96,7 @@ struct rbdx_options {
   char *size_file;            /**< size_file= : where to publish the image size. */
   enum rbdx_advertise advertise_size;  /**< advertise_size= */
   bool advertise_size_set;
+  struct rbdx_qos_setting qos[RBDX_QOS_N];  /**< qos.* overrides. */
 };
 
 /** Apply one parameter.
@@ -82,9 +104,11 @@ struct rbdx_options {
  * Keys: image, pool, conf, id, keyring, mon_host, cluster, completion
  * (auto|io_uring|poll, "eventfd" meaning poll), writers
  * (auto|shared|per-connection), size_file, advertise_size (image|max),
- * exclusive (true/false, yes/no, on/off, 1/0) and ceph.NAME (repeatable;
- * a later value for the same NAME replaces the earlier one).  Every other key, an empty value, or a repeated
- * non-repeatable key is an error.
+ * exclusive (true/false, yes/no, on/off, 1/0), qos.NAME_limit,
+ * qos.NAME_burst, qos.NAME_burst_seconds (NAME in rbdx_qos_names; whole
+ * numbers) and ceph.NAME (repeatable; a later value for the same NAME
+ * replaces the earlier one).  Every other key, an empty value, or a
+ * repeated non-repeatable key is an error.
  *
  * @param err  receives a one-line message naming the key and value on
  *             error (always NUL-terminated when errlen > 0).

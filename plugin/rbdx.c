@@ -403,6 +403,7 @@ rbdx_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
 
   if (outside (conn->ctx, "read", count, offset, EINVAL))
     return -1;
+  rbdx_qos_wait (conn->qos, false, count);
   r = rbdx_ctx_read (conn->ctx, buf, count, offset);
   return r < 0 ? fail (conn->ctx, "read", count, offset, r) : 0;
 }
@@ -416,6 +417,7 @@ rbdx_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
 
   if (outside (conn->wctx, "write", count, offset, ENOSPC))
     return -1;
+  rbdx_qos_wait (conn->qos, true, count);
   r = rbdx_ctx_write (conn->wctx, buf, count, offset, flags & NBDKIT_FLAG_FUA);
   if (r < 0)
     return fail (conn->wctx, "write", count, offset, r);
@@ -439,6 +441,7 @@ rbdx_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 
   if (outside (conn->wctx, "trim", count, offset, ENOSPC))
     return -1;
+  rbdx_qos_wait (conn->qos, true, 0);
   r = rbdx_ctx_discard (conn->wctx, count, offset);
   if (r < 0)
     return fail (conn->wctx, "trim", count, offset, r);
@@ -459,6 +462,7 @@ rbdx_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   }
   if (outside (conn->wctx, "write zeroes", count, offset, ENOSPC))
     return -1;
+  rbdx_qos_wait (conn->qos, true, 0);
   r = rbdx_ctx_zero (conn->wctx, count, offset, may_hole);
   if (r < 0)
     return fail (conn->wctx, "write zeroes", count, offset, r);
@@ -521,6 +525,10 @@ rbdx_dump_plugin (void)
   "                     falling back to poll(2) on the eventfd: poll;\n" \
   "                     eventfd is an old name of poll).\n" \
   "size_file=PATH       Keep the image's current size (bytes) in PATH.\n" \
+  "qos.NAME_limit=N    QoS limit for all connections together (NAME: iops,\n" \
+  "                     read_iops, write_iops, bps, read_bps, write_bps); also\n" \
+  "                     qos.NAME_burst=N, qos.NAME_burst_seconds=S (librbd's\n" \
+  "                     rbd_qos_* meanings; default: the image's own limits).\n" \
   "identity=POOLID/[NAMESPACE/]IMAGEID[@SNAPID]\n" \
   "                     Serve exactly this image (as the export description\n" \
   "                     shows it), whatever its name means now.\n" \

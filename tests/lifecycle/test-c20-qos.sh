@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Case C20 (tests/README.md): an image's QoS limit holds for the export as
+# a whole.  librbd throttles per handle and rbdx opens a handle per
+# connection, so without rbdx's per-image buckets 4 connections got 4x the
+# limit (805 IOPS against rbd_qos_iops_limit=200).
+# Asserts, with fio's nbd engine (one NBD connection per job, 4k randread,
+# QD4, 10 s):
+#   - `rbd config image set ... rbd_qos_iops_limit 200`: total IOPS at 1, 4
+#     and 8 jobs is at most 210 (5 % over 10 s) and at least 100 (I/O was
+#     not starved), and every job gets at least 40 % of an equal share;
+#   - changing the image's limit to 100 while the server runs: a new run
+#     stays at most 105 (the update watch re-reads the limits);
+#   - qos.iops_limit=100 given to the server overrides the image's 200;
+#     qos.read_bps_limit=409600 (100 x 4 KiB reads/s) limits bytes.
+. "$RBDX_TESTS/lib.sh"
+requires_cluster
+requires fio
+
+d=$(tmpdir)
+img=$(new_image 64M)
+rbd config image set "$img" rbd_qos_iops_limit 200
+# Data to read (reads of never-written objects are cheap but count too).
+nbdkit -U - "$RBDX_PLUGIN" "$img" --run 'nbdcopy -- [ nbdkit pattern size=64M ] "$uri"'
+
+# run_fio SOCKET JOBS SECONDS: total read IOPS, then each job's, on stdout.
+run_fio() {
+  fio --name=qos --ioengine=nbd --uri="nbd+unix:///?socket=$1" --rw=randread \
+    --bs=4k --iodepth=4 --numjobs="$2" --time_based --runtime="$3" \
+    --size=64M --output-format=json --output="$d/fio.json" >/dev/null 2>&1 ||
+    fail "fio failed: $(cat "$d/fio.json" 2>/dev/null | tail -5)"
+  python3 - "$d/fio.json" <<'PY'
+import json, sys
+jobs = json.load(open(sys.argv[1]))["jobs"]
+iops = [j["read"]["iops"] for j in jobs]
+errs = sum(j["error"] for j in jobs)
+assert errs == 0, "fio reported errors"
+print("%.1f" % sum(iops), *["%.1f" % i for i in iops])
+PY
+}
+
+# check LABEL MAX MIN SOCKET JOBS SECONDS: fio's total within [MIN, MAX]
+# and every job at least 40 % of an equal share.
+check() {
+  local label=$1 max=$2 min=$3 total per
+  shift 3
+  read -r total per < <(run_fio "$@")
+  say "$label: $total IOPS in total, per job: $per"
+  python3 - "$total" "$max" "$min" "$2" $per <<'PY' || fail "$label: $total IOPS (per job: $per), expected $3..$2"
+import sys
+total, hi, lo, n = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+per = [float(x) for x in sys.argv[5:]]
+ok = lo <= total <= hi and len(per) == n and min(per) >= 0.4 * total / n
+sys.exit(0 if ok else 1)
+PY
+}
+
+serve "$d/a.sock" -- "$img"
+for jobs in 1 4 8; do
+  check "rbd_qos_iops_limit=200, $jobs connection(s)" 210 100 "$d/a.sock" "$jobs" 10
+done
+
+say "the image's limit changes to 100 while served"
+rbd config image set "$img" rbd_qos_iops_limit 100
+sleep 2   # the update watch fires within about a second
+check "rbd_qos_iops_limit=100 (changed), 4 connections" 105 50 "$d/a.sock" 4 10
+stop_server "$d/a.sock"
+rbd config image set "$img" rbd_qos_iops_limit 200
+
+serve "$d/b.sock" -- "$img" qos.iops_limit=100
+check "qos.iops_limit=100 over the image's 200, 4 connections" 105 50 "$d/b.sock" 4 10
+stop_server "$d/b.sock"
+serve "$d/c.sock" -- "$img" qos.iops_limit=0 qos.read_bps_limit=409600
+check "qos.read_bps_limit=409600, 4 connections" 105 50 "$d/c.sock" 4 10
+stop_server "$d/c.sock"
