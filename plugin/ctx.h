@@ -72,7 +72,10 @@ struct rbdx_ctx {
   atomic_bool dirty;         /**< a write-type request since the last flush. */
   uint64_t features;         /**< RBD_FEATURE_* of the image. */
   uint64_t object_size;      /**< bytes (1 << order). */
-  bool cache_on;             /**< effective rbd_cache after image-level overrides. */
+  bool cache_on;             /**< effective rbd_cache after image-level
+                                  overrides, or a persistent write-back
+                                  cache (rbd_persistent_cache_mode). */
+  bool encrypted;            /**< LUKS loaded (encryption_format=). */
   char *name;                /**< canonical "pool/[ns/]image[@snap]", owned. */
   const char *size_file;     /**< size_file= or NULL; not owned. */
   bool size_listed;          /**< in the size_file registry (sizefile.c). */

@@ -98,6 +98,11 @@ static const struct keyword advertise_names[] = {
   { "max", RBDX_ADVERTISE_MAX, false },
   { NULL, 0, false }
 };
+static const struct keyword encryption_names[] = {
+  { "luks1", RBDX_ENCRYPTION_LUKS1, false },
+  { "luks2", RBDX_ENCRYPTION_LUKS2, false },
+  { NULL, 0, false }
+};
 static const struct keyword completion_names[] = {
   { "auto", RBDX_COMPLETION_AUTO, false },
   { "io_uring", RBDX_COMPLETION_IO_URING, false },
@@ -275,6 +280,11 @@ rbdx_options_set (struct rbdx_options *o, const char *key, const char *value,
       return fail (err, errlen, "size_file='%s': must be an absolute path", value);
     return set_once (&o->size_file, key, value, err, errlen);
   }
+  if (strcmp (key, "encryption_format") == 0)
+    return set_keyword (key, value, encryption_names, (int *) &o->encryption,
+                        &o->encryption_set, err, errlen);
+  if (strcmp (key, "encryption_passphrase_file") == 0)
+    return set_once (&o->passphrase_file, key, value, err, errlen);
   if (strcmp (key, "advertise_size") == 0)
     return set_keyword (key, value, advertise_names, (int *) &o->advertise_size,
                         &o->advertise_size_set, err, errlen);
@@ -345,6 +355,41 @@ same (const char *a, const char *b)
   return (!a && !b) || (a && b && strcmp (a, b) == 0);
 }
 
+#define PASSPHRASE_MAX 65536
+
+/* Read encryption_passphrase_file= into o->passphrase. */
+static int
+read_passphrase (struct rbdx_options *o, char *err, size_t errlen)
+{
+  const char *key = "encryption_passphrase_file";
+  FILE *f;
+  size_t n;
+  int r;
+
+  r = check_file (key, o->passphrase_file, err, errlen);
+  if (r < 0)
+    return r;
+  o->passphrase = malloc (PASSPHRASE_MAX + 1);
+  if (!o->passphrase)
+    return -ENOMEM;
+  f = fopen (o->passphrase_file, "re");
+  if (!f)
+    return fail (err, errlen, "%s='%s': %s", key, o->passphrase_file,
+                 strerror (errno));
+  n = fread (o->passphrase, 1, PASSPHRASE_MAX + 1, f);
+  fclose (f);
+  if (n == 0 || n > PASSPHRASE_MAX)
+    return fail (err, errlen, "%s='%s': %s", key, o->passphrase_file,
+                 n ? "longer than 64 KiB" : "empty");
+  /* `rbd encryption format` drops the file's final newline (checked with
+   * Ceph 16.2.15's rbd: "abc\n" formats with "abc", "abc\ndef\n" with
+   * "abc\ndef"): do the same, so one file serves both. */
+  if (o->passphrase[n - 1] == '\n')
+    n--;
+  o->passphrase_len = n;
+  return 0;
+}
+
 int
 rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen)
 {
@@ -389,6 +434,11 @@ rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen)
     r = check_file ("conf", o->conf, err, errlen);
   if (r == 0)
     r = check_file ("keyring", o->keyring, err, errlen);
+  if (r == 0 && (o->encryption != RBDX_ENCRYPTION_NONE) != !!o->passphrase_file)
+    return fail (err, errlen, "encryption_format= and "
+                 "encryption_passphrase_file= go together");
+  if (r == 0 && o->passphrase_file)
+    r = read_passphrase (o, err, errlen);
   return r;
 }
 
@@ -403,6 +453,10 @@ rbdx_options_free (struct rbdx_options *o)
 {
   size_t i;
 
+  if (o->passphrase)
+    explicit_bzero (o->passphrase, PASSPHRASE_MAX + 1);
+  free (o->passphrase);
+  free (o->passphrase_file);
   rbdx_spec_free (&o->spec);
   free (o->image_text);
   free (o->pool);

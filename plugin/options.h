@@ -55,6 +55,14 @@ enum rbdx_advertise {
  * 4096 that nbdkit's int64_t sizes hold. */
 #define RBDX_ADVERTISE_MAX_BYTES (INT64_MAX & ~(int64_t) 4095)
 
+/** encryption_format=: the LUKS format librbd loads on every context
+ * (rbd_encryption_load; `rbd encryption format` makes such images). */
+enum rbdx_encryption {
+  RBDX_ENCRYPTION_NONE = 0,
+  RBDX_ENCRYPTION_LUKS1,     /**< 512-byte crypto sectors. */
+  RBDX_ENCRYPTION_LUKS2,     /**< 4096-byte crypto sectors (librbd's LUKS2). */
+};
+
 /** The QoS limits librbd knows (rbd_qos_<NAME>_limit, _burst,
  * _burst_seconds), in the order of rbdx_qos_names. */
 enum rbdx_qos_kind {
@@ -97,6 +105,12 @@ struct rbdx_options {
   enum rbdx_advertise advertise_size;  /**< advertise_size= */
   bool advertise_size_set;
   struct rbdx_qos_setting qos[RBDX_QOS_N];  /**< qos.* overrides. */
+  enum rbdx_encryption encryption;  /**< encryption_format= */
+  bool encryption_set;
+  char *passphrase_file;      /**< encryption_passphrase_file= path. */
+  char *passphrase;           /**< its contents, read by rbdx_options_complete;
+                                   never logged; wiped by rbdx_options_free. */
+  size_t passphrase_len;      /**< bytes. */
 };
 
 /** Apply one parameter.
@@ -106,7 +120,8 @@ struct rbdx_options {
  * (auto|shared|per-connection), size_file, advertise_size (image|max),
  * exclusive (true/false, yes/no, on/off, 1/0), qos.NAME_limit,
  * qos.NAME_burst, qos.NAME_burst_seconds (NAME in rbdx_qos_names; whole
- * numbers) and ceph.NAME (repeatable; a later value for the same NAME
+ * numbers), encryption_format (luks1|luks2), encryption_passphrase_file
+ * and ceph.NAME (repeatable; a later value for the same NAME
  * replaces the earlier one).  Every other key, an empty value, or a
  * repeated non-repeatable key is an error.
  *
@@ -122,7 +137,10 @@ int rbdx_options_set (struct rbdx_options *o, const char *key,
  * image in another pool than pool= is an error), conf/keyring paths
  * name readable regular files, exclusive=true is not combined with
  * writers=per-connection, size_file= not with pool= and its directory
- * writable, advertise_size=max only with size_file=.
+ * writable, advertise_size=max only with size_file=, encryption_format=
+ * and encryption_passphrase_file= together; the passphrase file is read
+ * here (at most 64 KiB; like `rbd encryption format`, a final newline
+ * is not part of the passphrase).
  * @return 0, -EINVAL with a message in @p err, or -ENOMEM. */
 int rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen);
 

@@ -81,7 +81,7 @@ static bool
 is_path_key (const char *key)
 {
   static const char *const keys[] = {
-    "conf", "keyring", "size_file",
+    "conf", "keyring", "size_file", "encryption_passphrase_file",
     "ceph.keyring", "ceph.keyfile", "ceph.log_file", "ceph.admin_socket",
     NULL
   };
@@ -275,11 +275,43 @@ rbdx_export_description (void *handle)
                                rbdx_export_describe (conn->ctx->name), id);
 }
 
+/* The crypto sector of encryption_format= (librbd's LUKS2 uses 4096-byte
+ * sectors, LUKS1 512): smaller or unaligned requests would make librbd
+ * read, decrypt, modify and write a sector, racing another connection's
+ * write to the same sector.  1 without encryption. */
+static uint32_t
+sector (void)
+{
+  switch (opts.encryption) {
+  case RBDX_ENCRYPTION_LUKS2: return 4096;
+  case RBDX_ENCRYPTION_LUKS1: return 512;
+  default: return RBDX_MIN_BLOCK;
+  }
+}
+
+/* A request not aligned to the crypto sector: NBD_EINVAL (the export's
+ * minimum block size says so, NBD doc/proto.md "Block size
+ * constraints"). */
+static bool
+misaligned (struct rbdx_ctx *ctx, const char *op, uint32_t count,
+            uint64_t offset)
+{
+  uint32_t s = sector ();
+
+  if (s == 1 || (offset % s == 0 && count % s == 0))
+    return false;
+  nbdkit_debug ("rbdx: %s: %s of %" PRIu32 " bytes at %" PRIu64 " is not "
+                "aligned to the %" PRIu32 "-byte crypto sector", ctx->name,
+                op, count, offset, s);
+  nbdkit_set_error (EINVAL);
+  return true;
+}
+
 static int
 rbdx_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
                  uint32_t *maximum)
 {
-  *minimum = RBDX_MIN_BLOCK;
+  *minimum = sector ();
   *preferred = RBDX_PREF_BLOCK;
   *maximum = RBDX_MAX_BLOCK;
   return 0;
@@ -401,7 +433,8 @@ rbdx_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
   struct rbdx_conn *conn = handle;
   int r;
 
-  if (outside (conn->ctx, "read", count, offset, EINVAL))
+  if (misaligned (conn->ctx, "read", count, offset) ||
+      outside (conn->ctx, "read", count, offset, EINVAL))
     return -1;
   rbdx_qos_wait (conn->qos, false, count);
   r = rbdx_ctx_read (conn->ctx, buf, count, offset);
@@ -415,7 +448,8 @@ rbdx_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
   struct rbdx_conn *conn = handle;
   int r;
 
-  if (outside (conn->wctx, "write", count, offset, ENOSPC))
+  if (misaligned (conn->wctx, "write", count, offset) ||
+      outside (conn->wctx, "write", count, offset, ENOSPC))
     return -1;
   rbdx_qos_wait (conn->qos, true, count);
   r = rbdx_ctx_write (conn->wctx, buf, count, offset, flags & NBDKIT_FLAG_FUA);
@@ -439,7 +473,8 @@ rbdx_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   struct rbdx_conn *conn = handle;
   int r;
 
-  if (outside (conn->wctx, "trim", count, offset, ENOSPC))
+  if (misaligned (conn->wctx, "trim", count, offset) ||
+      outside (conn->wctx, "trim", count, offset, ENOSPC))
     return -1;
   rbdx_qos_wait (conn->qos, true, 0);
   r = rbdx_ctx_discard (conn->wctx, count, offset);
@@ -460,7 +495,8 @@ rbdx_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
     nbdkit_set_error (ENOTSUP);
     return -1;
   }
-  if (outside (conn->wctx, "write zeroes", count, offset, ENOSPC))
+  if (misaligned (conn->wctx, "write zeroes", count, offset) ||
+      outside (conn->wctx, "write zeroes", count, offset, ENOSPC))
     return -1;
   rbdx_qos_wait (conn->qos, true, 0);
   r = rbdx_ctx_zero (conn->wctx, count, offset, may_hole);
@@ -529,6 +565,12 @@ rbdx_dump_plugin (void)
   "                     read_iops, write_iops, bps, read_bps, write_bps); also\n" \
   "                     qos.NAME_burst=N, qos.NAME_burst_seconds=S (librbd's\n" \
   "                     rbd_qos_* meanings; default: the image's own limits).\n" \
+  "encryption_format=luks1|luks2\n" \
+  "                     Load the image's LUKS encryption (rbd encryption format)\n" \
+  "                     on every context; needs encryption_passphrase_file=.\n" \
+  "encryption_passphrase_file=PATH\n" \
+  "                     The passphrase (the file less a final newline, as\n" \
+  "                     rbd encryption format reads it; never logged).\n" \
   "identity=POOLID/[NAMESPACE/]IMAGEID[@SNAPID]\n" \
   "                     Serve exactly this image (as the export description\n" \
   "                     shows it), whatever its name means now.\n" \

@@ -99,6 +99,10 @@ rbdx_negotiate (const char *target, int *fd_out, struct rbdx_export *exp,
     if (exp->multi_conn)
       exp->flags |= NBD_FLAG_CAN_MULTI_CONN;
     identity_of (h, exp->identity, sizeof exp->identity);
+    {
+      int64_t m = nbd_get_block_size (h, LIBNBD_SIZE_MINIMUM);
+      exp->min_block = m > 0 && m <= 65536 ? (uint32_t) m : 1;
+    }
   }
 
   /* Take the socket: our duplicate survives nbd_close, which only closes

@@ -22,6 +22,9 @@ struct rbdx_export {
                                as libnbd reports them */
   bool multi_conn;        /**< NBD_FLAG_CAN_MULTI_CONN */
   bool read_only;         /**< NBD_FLAG_READ_ONLY */
+  uint32_t min_block;     /**< the export's minimum block size, bytes (NBD
+                               "Block size constraints"; 1 when none was
+                               advertised): 4096 for a LUKS2 rbdx export */
   /** The image identity an rbdx server states in the export description
    *  ("... (identity POOLID/[NS/]IMAGEID[@SNAPID])", see
    *  include/rbdx/identity.h), or "" when the server states none. */

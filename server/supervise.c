@@ -24,8 +24,11 @@
 
 #define MAX_CONNS 16
 /* Logical block size given to the kernel: 512 bytes, as rbd-nbd does, so
- * partition tables and 512-byte I/O keep working. */
+ * partition tables and 512-byte I/O keep working; more when the export's
+ * minimum block size says so (a LUKS2 image's 4096-byte crypto sector),
+ * up to the page size the kernel's NBD driver accepts. */
 #define KERNEL_BLOCK_SIZE 512
+#define KERNEL_BLOCK_SIZE_MAX 4096
 
 struct copy {
   int fd;            /* our duplicate of a socket the kernel holds */
@@ -814,7 +817,9 @@ supervise (const struct rbdx_map_opts *o, int report_fd)
   }
 
   cfg = (struct rbdx_nl_config) {
-    .index = o->device, .size = e.size, .block_size = KERNEL_BLOCK_SIZE,
+    .index = o->device, .size = e.size,
+    .block_size = e.min_block > KERNEL_BLOCK_SIZE && e.min_block <= KERNEL_BLOCK_SIZE_MAX &&
+                  !(e.min_block & (e.min_block - 1)) ? e.min_block : KERNEL_BLOCK_SIZE,
     .server_flags = e.flags | (o->read_only ? (1u << 1) : 0),
     .io_timeout = o->io_timeout, .dead_conn_timeout = o->reattach_timeout,
     .backend = s->backend,
