@@ -17,11 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "rbdx/spec.h"
+#include "conninfo.h"
+#include "links.h"
 #include "netlink.h"
 #include "state.h"
 #include "supervise.h"
@@ -51,6 +54,7 @@ usage (FILE *f)
     "usage: rbdx map [OPTIONS] [pool/[namespace/]]image[@snap] [KEY=VALUE...]\n"
     "       rbdx map [OPTIONS] nbd://HOST[:PORT]/EXPORT | nbd+unix:///EXPORT?socket=PATH\n"
     "       rbdx unmap [--force] /dev/nbdX | SPEC | URI\n"
+    "       rbdx map|unmap --connection-info FILE|-\n"
     "       rbdx attach [OPTIONS] /dev/nbdX [SPEC|URI [KEY=VALUE...]]\n"
     "       rbdx list-mapped [--format plain|json]      (alias: list)\n"
     "       rbdx -h | --help | --version\n"
@@ -70,6 +74,9 @@ usage (FILE *f)
     "  -o, --option KEY=VALUE   any rbdx plugin parameter (nbdkit-rbdx-plugin(1));\n"
     "                           a bare KEY=VALUE after the spec works too\n"
     "      --format plain|json  output format (map, attach, list-mapped)\n"
+    "      --connection-info FILE|-  map (or unmap) the volume a Cinder/os-brick RBD\n"
+    "                           connection_info describes; prints os-brick's device\n"
+    "                           info JSON\n"
     "unmap options:\n"
     "      --force              unmap even if the device is mounted or open\n"
     "See rbdx(8).\n");
@@ -318,7 +325,7 @@ require_nbd_driver (void)
 }
 
 enum { OPT_EXCLUSIVE = 256, OPT_IO_TIMEOUT, OPT_REATTACH, OPT_RESIZE, OPT_ID,
-       OPT_CONF, OPT_KEYRING, OPT_FORMAT, OPT_FORCE };
+       OPT_CONF, OPT_KEYRING, OPT_FORMAT, OPT_FORCE, OPT_CONNINFO };
 
 static const struct option long_opts[] = {
   { "connections", required_argument, NULL, 'c' },
@@ -334,6 +341,7 @@ static const struct option long_opts[] = {
   { "option", required_argument, NULL, 'o' },
   { "format", required_argument, NULL, OPT_FORMAT },
   { "force", no_argument, NULL, OPT_FORCE },
+  { "connection-info", required_argument, NULL, OPT_CONNINFO },
   { "help", no_argument, NULL, 'h' },
   { NULL, 0, NULL, 0 },
 };
@@ -341,6 +349,7 @@ static const struct option long_opts[] = {
 struct cli {
   struct rbdx_map_opts o;
   bool json, force, device_set, resize_poll_set;
+  const char *conninfo;   /* --connection-info FILE or "-" */
   char **args;      /* positional arguments */
   int nargs;
 };
@@ -402,6 +411,7 @@ parse_cli (int argc, char **argv, struct cli *c)
         die (2, "--format must be plain or json, not '%s'", optarg);
       break;
     case OPT_FORCE: c->force = true; break;
+    case OPT_CONNINFO: c->conninfo = optarg; break;
     case 'h': usage (stdout); exit (0);
     case ':':
       die (2, "%s needs a value (see rbdx --help)", argv[optind - 1]);
@@ -476,6 +486,83 @@ lock_run_dir (void)
   rbdx_lock_fd = fd;
 }
 
+/* --connection-info: the volume it describes, parsed (dies on errors). */
+static void
+load_conninfo (const char *path, struct rbdx_conninfo *ci)
+{
+  char err[512], *text = rbdx_conninfo_read (path);
+  int r;
+
+  if (!text)
+    die (1, "--connection-info %s: %s", path, strerror (errno));
+  r = rbdx_conninfo_parse (text, ci, err, sizeof err);
+  free (text);
+  if (r < 0)
+    die (2, "--connection-info %s: %s", path, r == -ENOMEM ? "out of memory" : err);
+}
+
+/* Where the keyring a connection_info carries is kept while mapped:
+ * RUN_DIR/keyrings/POOL%VOLUME.keyring (root only). */
+static void
+keyring_path (const char *spec, char *buf, size_t len)
+{
+  char name[1100];
+  size_t i;
+
+  snprintf (name, sizeof name, "%s", spec);
+  for (i = 0; name[i]; i++)
+    if (name[i] == '/')
+      name[i] = '%';
+  snprintf (buf, len, "%s/keyrings/%s.keyring", rbdx_run_dir (), name);
+}
+
+/* os-brick's device info for the mapped volume. */
+static void
+print_device_info (int index, const char *spec)
+{
+  char link[4200];
+
+  if (rbdx_link_path (spec, link, sizeof link) < 0)
+    snprintf (link, sizeof link, "/dev/nbd%d", index);
+  printf ("{\"type\":\"block\",\"path\":");
+  json_string (stdout, link);
+  printf (",\"device\":\"/dev/nbd%d\"}\n", index);
+}
+
+/* map --connection-info: the map options from the connection_info. */
+static void
+conninfo_to_map (struct cli *c, struct rbdx_conninfo *ci, char *kr, size_t krlen)
+{
+  char *args[1] = { ci->spec };
+  FILE *f;
+  int fd;
+
+  if (c->nargs > 1)
+    die (2, "--connection-info names the volume: no image spec or URI too");
+  set_target (c, args, 1);
+  for (size_t i = 0; i < ci->nparams; i++)
+    add_param (&c->o, "", ci->params[i]);
+  if (ci->read_only)
+    c->o.read_only = true;
+  *kr = '\0';
+  if (!ci->keyring)
+    return;
+  keyring_path (c->o.target, kr, krlen);
+  if (rbdx_state_mkdir () < 0)
+    die (1, "cannot create %s: %s", rbdx_run_dir (), strerror (errno));
+  {
+    char dir[4200];
+    snprintf (dir, sizeof dir, "%s/keyrings", rbdx_run_dir ());
+    if (mkdir (dir, 0700) == -1 && errno != EEXIST)
+      die (1, "cannot create %s: %s", dir, strerror (errno));
+  }
+  fd = open (kr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  f = fd >= 0 ? fdopen (fd, "w") : NULL;
+  if (!f || fputs (ci->keyring, f) == EOF || fclose (f) == EOF)
+    die (1, "cannot write the volume's keyring %s: %s", kr, strerror (errno));
+  add_param (&c->o, "keyring=", kr);
+}
+
 static int
 cmd_map (struct cli *c)
 {
@@ -485,7 +572,16 @@ cmd_map (struct cli *c)
   unsigned conns;
   const char *msg;
 
-  set_target (c, c->args + 1, c->nargs - 1);
+  struct rbdx_conninfo ci;
+  char kr[4200] = "";
+
+  if (c->conninfo) {
+    load_conninfo (c->conninfo, &ci);
+    conninfo_to_map (c, &ci, kr, sizeof kr);
+    rbdx_conninfo_free (&ci);
+  }
+  else
+    set_target (c, c->args + 1, c->nargs - 1);
   if (!c->o.connections)
     c->o.connections = default_connections ();
   default_writers (&c->o);
@@ -501,19 +597,32 @@ cmd_map (struct cli *c)
    * (the name may mean another image since). */
   st = find_mapped (c->o.target, all, n);
   if (st && !*st->identity && rbdx_device_connected (st->index)) {
-    print_mapping (c->json, st->index, st->target, st->connections,
-                   (long) st->server, (long) st->supervisor, st->read_only);
+    if (c->conninfo)
+      print_device_info (st->index, st->target);
+    else
+      print_mapping (c->json, st->index, st->target, st->connections,
+                     (long) st->server, (long) st->supervisor, st->read_only);
     return 0;
   }
   r = rbdx_supervise_start (&c->o, &index, &server, &sup, &conns, &msg);
-  if (r < 0)
+  if (r < 0) {
+    if (*kr)
+      unlink (kr);
     die (1, "%s: %s", c->o.target, msg);
+  }
   if (r == 1) {
     struct rbdx_state dup;
     if (rbdx_state_load (index, &dup) < 0)
       die (1, "%s: mapped on /dev/nbd%d, whose state is gone", c->o.target, index);
-    print_mapping (c->json, index, dup.target, dup.connections, (long) dup.server,
-                   (long) dup.supervisor, dup.read_only);
+    if (c->conninfo)
+      print_device_info (index, dup.target);
+    else
+      print_mapping (c->json, index, dup.target, dup.connections, (long) dup.server,
+                     (long) dup.supervisor, dup.read_only);
+    return 0;
+  }
+  if (c->conninfo) {
+    print_device_info (index, c->o.target);
     return 0;
   }
   print_mapping (c->json, index, c->o.target, conns, server, sup, c->o.read_only);
@@ -547,16 +656,37 @@ cmd_unmap (struct cli *c)
   char dev[64];
   int n, fd, idx;
 
-  if (c->nargs != 2)
+  struct rbdx_conninfo ci;
+  char kr[4200] = "";
+  const char *what;
+
+  if (c->conninfo) {
+    /* os-brick's disconnect: the volume the connection_info names; one
+     * that is not mapped is already disconnected. */
+    if (c->nargs != 1)
+      die (2, "--connection-info names the volume: no device, spec or URI too");
+    load_conninfo (c->conninfo, &ci);
+    snprintf (c->o.target, sizeof c->o.target, "%s", ci.spec);
+    rbdx_conninfo_free (&ci);
+    what = c->o.target;
+    keyring_path (what, kr, sizeof kr);
+  }
+  else if (c->nargs != 2)
     die (2, "unmap wants one device, image spec or URI");
+  else
+    what = c->args[1];
   if (geteuid () != 0)
     die (1, "unmapping a device needs root");
   n = load_mapped (all, MAX_MAPPED);
-  st = find_mapped (c->args[1], all, n);
-  idx = device_index (c->args[1]);
+  st = find_mapped (what, all, n);
+  idx = device_index (what);
+  if (!st && c->conninfo) {
+    unlink (kr);
+    return 0;
+  }
   if (!st) {
     if (idx < 0 || !rbdx_device_connected (idx))
-      die (1, "%s is not mapped", c->args[1]);
+      die (1, "%s is not mapped", what);
     /* Connected without our state: disconnect it anyway. */
     tmp.index = idx;
     st = &tmp;
@@ -595,6 +725,8 @@ cmd_unmap (struct cli *c)
       if (!wait_gone (st->server, 30))
         kill (st->server, SIGKILL);
     }
+    if (*st->target && !is_uri (st->target))
+      rbdx_link_remove (st->target, st->index);
     rbdx_state_remove (st->index);
   }
   for (int i = 0; i < 100 && rbdx_device_connected (st->index); i++) {
@@ -603,6 +735,8 @@ cmd_unmap (struct cli *c)
   }
   if (rbdx_device_connected (st->index))
     die (1, "%s is still connected", dev);
+  if (*kr)
+    unlink (kr);
   return 0;
 }
 

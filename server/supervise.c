@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "links.h"
 #include "negotiate.h"
 #include "netlink.h"
 #include "state.h"
@@ -461,6 +462,8 @@ unmap_and_exit (struct sup *s, bool disconnect)
   }
   close_copies (s);
   stop_server (s);
+  if (!s->o->is_uri)
+    rbdx_link_remove (s->o->target, s->index);
   {
     /* The kernel may have given this device number to another mapping
      * meanwhile: remove the state only while it is still ours. */
@@ -858,6 +861,8 @@ supervise (const struct rbdx_map_opts *o, int report_fd)
     fail_start (s, "%s did not appear with a size within 10 s", path);
   }
   save_state (s);
+  if (!o->is_uri && (r = rbdx_link_add (o->target, s->index)) < 0)
+    logmsg ("cannot make the link of %s to %s: %s", o->target, path, strerror (-r));
   logmsg ("%s %s with %u connection(s), %llu bytes", path,
           o->attach ? "re-attached" : "mapped", s->conns,
           (unsigned long long) e.size);
