@@ -134,6 +134,11 @@ rbdx_conn_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
       goto fail;
     conn->wctx = rbdx_writer_ctx (conn->writer);
   }
+  /* With a cache forced on (rbd_cache, a persistent write-back cache),
+   * writes sit in the writer's cache: reads through another handle would
+   * miss them.  Then the shared writer serves this connection's reads
+   * too, so every connection sees one cache. */
+  conn->rctx = conn->wctx->cache_on ? conn->wctx : conn->ctx;
 
   /* NBD multi-conn promises that a FLUSH or FUA reply on one connection
    * makes the data visible on all of them.  It holds when no handle

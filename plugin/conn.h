@@ -24,7 +24,10 @@
 
 struct rbdx_conn {
   struct rbdx_conn *next, *prev;  /**< open connections (conn.c's lock). */
-  struct rbdx_ctx *ctx;        /**< own context: reads, block status. */
+  struct rbdx_ctx *ctx;        /**< own context. */
+  struct rbdx_ctx *rctx;       /**< reads and block status: ctx, or wctx
+                                    when that has a cache (a read must see
+                                    what went into the writer's cache). */
   struct rbdx_ctx *wctx;       /**< writes, trims, zeroes, flushes. */
   struct rbdx_writer *writer;  /**< shared writer, or NULL. */
   struct rbdx_qos *qos;        /**< the image's QoS limits (qos.h). */

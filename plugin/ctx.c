@@ -37,8 +37,10 @@ effective_cache (rbd_image_t image, const char *name, bool *on)
   if (r >= 0) {
     *on = false;
     for (i = 0; i < max; i++) {
+      /* Ceph parses booleans as true/false, yes/no, on/off, 1/0 in any
+       * case, and rbd_config_image_list returns the text as stored. */
       if (strcmp (opts[i].name, "rbd_cache") == 0 &&
-          strcmp (opts[i].value, "true") == 0) {
+          rbdx_parse_bool (opts[i].value) != 0) {
         *on = true;
         nbdkit_debug ("rbdx: %s: rbd_cache is on: no multi-conn", name);
       }
@@ -250,6 +252,27 @@ open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
   return 0;
 }
 
+static void
+mark_fenced (struct rbdx_ctx *ctx)
+{
+  if (!atomic_exchange (&ctx->fenced, true))
+    nbdkit_error ("rbdx: %s: this Ceph client (instance %" PRIu64 ") was "
+                  "blocklisted: its requests fail with EIO from now on",
+                  ctx->name, rados_get_instance_id (ctx->cluster));
+}
+
+bool
+rbdx_ctx_check_fenced (struct rbdx_ctx *ctx)
+{
+  int owner = 0;
+
+  if (!atomic_load (&ctx->fenced) && ctx->image &&
+      (ctx->features & RBD_FEATURE_EXCLUSIVE_LOCK) &&
+      rbd_is_exclusive_lock_owner (ctx->image, &owner) == -ESHUTDOWN)
+    mark_fenced (ctx);
+  return atomic_load (&ctx->fenced);
+}
+
 /* The snapshot this context serves: still there?  Only -ENOENT from
  * rbd_snap_get_name (by id) means it was removed; librbd refreshes the
  * header before answering. */
@@ -277,9 +300,12 @@ on_update (void *arg)
   struct rbdx_qos *qos = atomic_load (&ctx->qos);
   uint64_t size;
 
-  /* `rbd config image set ... rbd_qos_*` is a header update too. */
+  /* `rbd config image set ... rbd_qos_*` is a header update too, and so
+   * is a lock break (`rbd lock rm`), which blocklists the owner. */
   if (qos)
     rbdx_qos_refresh (qos, ctx->image);
+  if (ctx->ident.snap_id == RBDX_NOSNAP && !ctx->readonly)
+    rbdx_ctx_check_fenced (ctx);
   if (ctx->ident.snap_id != RBDX_NOSNAP) {
     check_snapshot (ctx);
     return;
@@ -469,10 +495,8 @@ run (struct rbdx_ctx *ctx, enum op op, void *buf, uint64_t count,
   if (atomic_load (&ctx->fenced))
     return -ESHUTDOWN;
   r = submit (ctx, op, buf, count, offset, zero_flags);
-  if (r == -ESHUTDOWN && !atomic_exchange (&ctx->fenced, true))
-    nbdkit_error ("rbdx: %s: this Ceph client (instance %" PRIu64 ") was "
-                  "blocklisted: its requests fail with EIO from now on",
-                  ctx->name, rados_get_instance_id (ctx->cluster));
+  if (r == -ESHUTDOWN)
+    mark_fenced (ctx);
   return r;
 }
 

@@ -184,6 +184,15 @@ int rbdx_ctx_zero (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
 int rbdx_ctx_extents (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
                       rbdx_extent_fn fn, void *arg);
 
+/** Has this context's client been fenced?  Asks librbd whether it still
+ * owns the exclusive lock (rbd_is_exclusive_lock_owner fails with
+ * -ESHUTDOWN, i.e. -EBLOCKLISTED, for a blocklisted client: checked on
+ * Ceph 16.2.15 after `rbd lock rm`) and marks the context fenced if so,
+ * so that nothing more is sent on it.  Called by the update watch (a lock
+ * break notifies the header) and before a shared writer is handed to a
+ * new connection.  @return ctx->fenced afterwards.  Thread-safe. */
+bool rbdx_ctx_check_fenced (struct rbdx_ctx *ctx);
+
 /** Whether the fast path of rbdx_ctx_extents applies right now. */
 bool rbdx_ctx_fast_diff_valid (struct rbdx_ctx *ctx);
 

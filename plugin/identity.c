@@ -55,7 +55,7 @@ rbdx_ident_parse (const char *text, struct rbdx_ident *out)
   last = strrchr (text, '/');
   at = strrchr (last, '@');
   if (at) {
-    if (decimal (at + 1, end, UINT64_MAX - 1, &id.snap_id) < 0)
+    if (decimal (at + 1, end, UINT64_MAX - 2, &id.snap_id) < 0)
       return -EINVAL;
     end = at;
   }

@@ -157,8 +157,7 @@ set_qos (struct rbdx_options *o, const char *key, const char *value,
   static const char *const parts[] = { "_limit", "_burst", "_burst_seconds" };
   const char *name = key + 4;
   struct rbdx_qos_setting *q;
-  unsigned long long v;
-  char *end;
+  uint64_t v;
   size_t n;
   int i, p;
 
@@ -174,11 +173,10 @@ set_qos (struct rbdx_options *o, const char *key, const char *value,
                "qos.NAME_burst or qos.NAME_burst_seconds with NAME one of "
                "iops, read_iops, write_iops, bps, read_bps, write_bps)", key);
 found:
-  errno = 0;
-  v = strtoull (value, &end, 10);
-  if (errno || *end || value[0] == '-' || (p == 2 && v == 0))
+  if (rbdx_parse_size (value, &v) < 0 || (p == 2 && v == 0))
     return fail (err, errlen, "%s='%s': expected a whole number%s", key, value,
-                 p == 2 ? " of seconds above 0" : " (0: no limit)");
+                 p == 2 ? " of seconds above 0"
+                 : " (0: no limit; K, M, G suffixes as in Ceph)");
   q = &o->qos[i];
   if ((p == 0 && q->limit_set) || (p == 1 && q->burst_set) ||
       (p == 2 && q->burst_seconds_set))
@@ -330,6 +328,35 @@ check_size_dir (const char *path, char *err, size_t errlen)
   if (access (dir, W_OK | X_OK) != 0)
     return fail (err, errlen, "size_file='%s': cannot write in %s: %s",
                  path, dir, strerror (errno));
+  return 0;
+}
+
+int
+rbdx_parse_size (const char *text, uint64_t *v)
+{
+  static const char units[] = "KMGTPE";
+  unsigned long long n;
+  const char *u;
+  char *end;
+  int shift = 0;
+
+  if (!text || *text < '0' || *text > '9')
+    return -EINVAL;
+  errno = 0;
+  n = strtoull (text, &end, 10);
+  if (errno)
+    return -EINVAL;
+  if (*end && (u = strchr (units, *end)) != NULL) {
+    shift = 10 * (int) (u - units + 1);
+    end++;
+    if (*end == 'i')
+      end++;
+    if (*end == 'B')
+      end++;
+  }
+  if (*end || (shift && n > (UINT64_MAX >> shift)))
+    return -EINVAL;
+  *v = (uint64_t) n << shift;
   return 0;
 }
 

@@ -144,6 +144,13 @@ int rbdx_options_set (struct rbdx_options *o, const char *key,
  * @return 0, -EINVAL with a message in @p err, or -ENOMEM. */
 int rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen);
 
+/** Parse a size the way Ceph parses its size options (and librbd its
+ * rbd_qos_* values): a whole number with an optional binary suffix K, M,
+ * G, T, P or E (powers of 1024; an "i" and a "B" after it are allowed),
+ * e.g. "1M" = 1048576.  @return 0 with *v set, or -EINVAL (also on
+ * overflow).  Thread-safe. */
+int rbdx_parse_size (const char *text, uint64_t *v);
+
 /** Parse a boolean the way nbdkit does: 1/true/yes/on, 0/false/no/off
  * (any case).  @return 1, 0, or -EINVAL. */
 int rbdx_parse_bool (const char *value);

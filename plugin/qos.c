@@ -63,7 +63,13 @@ read_limits (const struct rbdx_options *o, rbd_image_t image, struct limits *l)
   r = rbd_config_image_list (image, opts, &max);
   for (i = 0; r >= 0 && i < max; i++) {
     for (k = 0; k < RBDX_QOS_N; k++) {
-      uint64_t v = strtoull (opts[i].value, NULL, 10);
+      uint64_t v;
+
+      /* Ceph takes "1M" for 1048576 here: parse it as Ceph does.  An
+       * unreadable value limits nothing, as librbd would not start. */
+      if (strncmp (opts[i].name, "rbd_qos_", 8) != 0 ||
+          rbdx_parse_size (opts[i].value, &v) < 0)
+        break;
       snprintf (name, sizeof name, "rbd_qos_%s_limit", rbdx_qos_names[k]);
       if (strcmp (opts[i].name, name) == 0)
         l->limit[k] = v;
@@ -187,7 +193,7 @@ rbdx_qos_refresh (struct rbdx_qos *q, rbd_image_t image)
   pthread_mutex_unlock (&q->lock);
 }
 
-void
+int
 rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes)
 {
   const int kinds[4] = {
@@ -195,11 +201,10 @@ rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes)
     RBDX_QOS_BPS, write ? RBDX_QOS_WRITE_BPS : RBDX_QOS_READ_BPS,
   };
   int64_t now, delay = 0, d;
-  struct timespec ts;
   int i;
 
   if (!q || !atomic_load (&q->limited))
-    return;
+    return 0;
   pthread_mutex_lock (&q->lock);
   now = now_ns ();
   for (i = 0; i < 4; i++) {
@@ -213,12 +218,10 @@ rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes)
   }
   pthread_mutex_unlock (&q->lock);
   if (delay <= 0)
-    return;
+    return 0;
   atomic_fetch_add (&q->waited_ns, (uint64_t) delay);
-  ts.tv_sec = delay / 1000000000;
-  ts.tv_nsec = delay % 1000000000;
-  while (nanosleep (&ts, &ts) == -1 && errno == EINTR)
-    ;
+  return nbdkit_nanosleep ((unsigned) (delay / 1000000000),
+                           (unsigned) (delay % 1000000000));
 }
 
 uint64_t

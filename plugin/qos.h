@@ -15,10 +15,12 @@
  * that qos.* cannot raise a limit above what librbd's own throttle allows
  * one handle (the shared writer carries all writes of an image).
  *
- * Counting, as librbd does: every read, write, trim and zero is one I/O
- * (iops, and read_iops or write_iops); reads and writes count their bytes
- * (bps, read_bps or write_bps); trims and zeroes send no data and count
- * no bytes.  Flush and block status are not limited.
+ * Counting, as librbd's QoS dispatch does (librbd/io/QosImageDispatch:
+ * discard and write-same pass their length to the byte throttles): every
+ * read, write, trim and zero is one I/O (iops, and read_iops or
+ * write_iops) and counts its length in bytes (bps, and read_bps or
+ * write_bps).  Flush and block status are not limited.  Values are read
+ * as Ceph reads them ("1M" is 1048576).
  *
  * The limits follow `rbd config image set/remove` while the image is
  * served: the update watch of every head context calls rbdx_qos_refresh.
@@ -51,10 +53,13 @@ void rbdx_qos_put (struct rbdx_qos *q);
  * start from empty buckets.  Thread-safe (any thread, also librbd's). */
 void rbdx_qos_refresh (struct rbdx_qos *q, rbd_image_t image);
 
-/** Wait (sleeping this nbdkit worker thread) until a request of
- * @p bytes, a write-type one when @p write, may go to librbd.  Returns at
- * once when the image has no limit.  Thread-safe. */
-void rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes);
+/** Wait (sleeping this nbdkit worker thread with nbdkit_nanosleep, which
+ * nbdkit interrupts when it shuts down or the client goes away) until a
+ * request of @p bytes, a write-type one when @p write, may go to librbd.
+ * Returns at once when the image has no limit.
+ * @return 0, or -1 with errno set (ESHUTDOWN: nbdkit is shutting down, the
+ *         request must not be sent).  Thread-safe. */
+int rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes);
 
 /** Total ns requests of this image spent waiting (for logs and metrics). */
 uint64_t rbdx_qos_waited_ns (struct rbdx_qos *q);

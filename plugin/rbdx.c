@@ -413,6 +413,15 @@ outside (struct rbdx_ctx *ctx, const char *op, uint32_t count,
   return true;
 }
 
+/* nbdkit stopped a QoS wait: it is shutting down (or the client left),
+ * the one case where NBD_ESHUTDOWN is the right answer. */
+static int
+qos_stopped (void)
+{
+  nbdkit_set_error (errno ? errno : ESHUTDOWN);
+  return -1;
+}
+
 /* FUA with a cache forced on (ceph.rbd_cache=true or an image-level
  * setting): make the request durable with a flush. */
 static int
@@ -433,12 +442,13 @@ rbdx_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
   struct rbdx_conn *conn = handle;
   int r;
 
-  if (misaligned (conn->ctx, "read", count, offset) ||
-      outside (conn->ctx, "read", count, offset, EINVAL))
+  if (misaligned (conn->rctx, "read", count, offset) ||
+      outside (conn->rctx, "read", count, offset, EINVAL))
     return -1;
-  rbdx_qos_wait (conn->qos, false, count);
-  r = rbdx_ctx_read (conn->ctx, buf, count, offset);
-  return r < 0 ? fail (conn->ctx, "read", count, offset, r) : 0;
+  if (rbdx_qos_wait (conn->qos, false, count) < 0)
+    return qos_stopped ();
+  r = rbdx_ctx_read (conn->rctx, buf, count, offset);
+  return r < 0 ? fail (conn->rctx, "read", count, offset, r) : 0;
 }
 
 static int
@@ -451,7 +461,8 @@ rbdx_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
   if (misaligned (conn->wctx, "write", count, offset) ||
       outside (conn->wctx, "write", count, offset, ENOSPC))
     return -1;
-  rbdx_qos_wait (conn->qos, true, count);
+  if (rbdx_qos_wait (conn->qos, true, count) < 0)
+    return qos_stopped ();
   r = rbdx_ctx_write (conn->wctx, buf, count, offset, flags & NBDKIT_FLAG_FUA);
   if (r < 0)
     return fail (conn->wctx, "write", count, offset, r);
@@ -476,7 +487,8 @@ rbdx_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   if (misaligned (conn->wctx, "trim", count, offset) ||
       outside (conn->wctx, "trim", count, offset, ENOSPC))
     return -1;
-  rbdx_qos_wait (conn->qos, true, 0);
+  if (rbdx_qos_wait (conn->qos, true, count) < 0)
+    return qos_stopped ();
   r = rbdx_ctx_discard (conn->wctx, count, offset);
   if (r < 0)
     return fail (conn->wctx, "trim", count, offset, r);
@@ -498,7 +510,8 @@ rbdx_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   if (misaligned (conn->wctx, "write zeroes", count, offset) ||
       outside (conn->wctx, "write zeroes", count, offset, ENOSPC))
     return -1;
-  rbdx_qos_wait (conn->qos, true, 0);
+  if (rbdx_qos_wait (conn->qos, true, count) < 0)
+    return qos_stopped ();
   r = rbdx_ctx_zero (conn->wctx, count, offset, may_hole);
   if (r < 0)
     return fail (conn->wctx, "write zeroes", count, offset, r);
@@ -519,10 +532,10 @@ rbdx_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
   struct rbdx_conn *conn = handle;
   int r;
 
-  if (outside (conn->ctx, "block status", 1, offset, EINVAL))
+  if (outside (conn->rctx, "block status", 1, offset, EINVAL))
     return -1;
-  r = rbdx_ctx_extents (conn->ctx, count, offset, add_extent, extents);
-  return r < 0 ? fail (conn->ctx, "block status", count, offset, r) : 0;
+  r = rbdx_ctx_extents (conn->rctx, count, offset, add_extent, extents);
+  return r < 0 ? fail (conn->rctx, "block status", count, offset, r) : 0;
 }
 
 static void

@@ -63,7 +63,7 @@ drop (struct rbdx_writer *w)
 static bool
 usable (struct rbdx_writer *w)
 {
-  if (!atomic_load (&w->ctx->fenced))
+  if (!rbdx_ctx_check_fenced (w->ctx))
     return true;
   if (w->pinned) {
     w->pinned = false;

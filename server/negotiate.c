@@ -44,7 +44,10 @@ identity_of (struct nbd_handle *h, char *buf, size_t len)
   *buf = '\0';
   if (!desc)
     return;
-  p = strstr (desc, key);
+  /* The last one: an image name may hold "(identity " itself. */
+  p = NULL;
+  for (char *q = strstr (desc, key); q; q = strstr (q + 1, key))
+    p = q;
   n = p ? strlen (p + sizeof key - 1) : 0;
   if (n > 1 && n <= len && p[sizeof key - 1 + n - 1] == ')')
     snprintf (buf, len, "%.*s", (int) (n - 1), p + sizeof key - 1);

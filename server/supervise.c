@@ -637,16 +637,17 @@ run (struct sup *s)
   }
 }
 
-/* Another connected mapping of image @p identity, or -1. */
+/* Another connected mapping of image @p identity in the same mode
+ * (read-only or not), or -1. */
 static int
-mapped_elsewhere (const char *identity)
+mapped_elsewhere (const char *identity, bool read_only)
 {
   int idx[256], n = rbdx_state_list (idx, 256);
   struct rbdx_state st;
 
   for (int i = 0; i < n; i++)
     if (rbdx_state_load (idx[i], &st) == 0 && !strcmp (st.identity, identity) &&
-        rbdx_device_connected (idx[i]))
+        st.read_only == read_only && rbdx_device_connected (idx[i]))
       return idx[i];
   return -1;
 }
@@ -668,7 +669,7 @@ check_identity (struct sup *s, const struct rbdx_export *e, const int *fds)
   }
   snprintf (s->identity, sizeof s->identity, "%s", e->identity);
   if (s->o->attach || s->o->device >= 0 || !*e->identity ||
-      (dup = mapped_elsewhere (e->identity)) < 0)
+      (dup = mapped_elsewhere (e->identity, s->o->read_only)) < 0)
     return;
   for (unsigned i = 0; i < s->conns; i++)
     close (fds[i]);

@@ -25,7 +25,9 @@
 extern "C" {
 #endif
 
-/** Snapshot id of an image's head (librbd's CEPH_NOSNAP). */
+/** rbdx's snapshot id for an image's head.  Not a librbd value: Ceph's
+ * own CEPH_NOSNAP is UINT64_MAX - 1 and CEPH_SNAPDIR UINT64_MAX, and no
+ * real snapshot has either id, so rbdx_ident_parse refuses both. */
 #define RBDX_NOSNAP UINT64_MAX
 
 /** Longest RADOS namespace name rbdx handles, in bytes (without NUL). */
@@ -53,7 +55,8 @@ bool rbdx_ident_equal (const struct rbdx_ident *a, const struct rbdx_ident *b);
 size_t rbdx_ident_format (const struct rbdx_ident *id, char *buf, size_t len);
 
 /** Parse the form rbdx_ident_format prints into @p out.  The pool id and
- * snapshot id are decimal, the image id has no '/' or '@', the
+ * snapshot id are decimal (a snapshot id below UINT64_MAX - 1, Ceph's
+ * reserved ids), the image id has no '/' or '@', the
  * namespace (optional) is everything between the first and the last '/'.
  * @return 0; -EINVAL for malformed text or a part too long (@p out is
  *         then untouched).  Thread-safe. */

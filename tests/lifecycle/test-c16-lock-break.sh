@@ -10,8 +10,12 @@
 #     and keep failing (A stays fenced, like a krbd mapping without
 #     recover_session); A stays connected and still reads (its own
 #     context was not fenced) the new owner's data;
-#   - B's write succeeds through a fresh writer, and B reads it back;
-#   - the new owner's 0xCC at 0 is never overwritten by A;
+#   - B, connected right after the break (before any write of A failed),
+#     writes through a fresh writer, before and after the new owner wrote,
+#     and reads it back;
+#   - the new owner's 0xCC at 0 is never overwritten by A (with
+#     exclusive=true B's fresh writer takes the lock for good, so the other
+#     client's write fails and B writes the 0xCC);
 #   - the fence is logged at error level (no -v).
 # And for per-connection writers (layering-only, no lock): the operator
 # blocklists A's client address (`ceph osd blocklist add`): A's reads and
@@ -56,18 +60,31 @@ ls = json.load(sys.stdin)
 assert len(ls) == 1, ls
 print(ls[0]["locker"], ls[0]["id"])')
   rbd lock rm "$img" "$id" "$locker"
-  # Another client takes the lock and writes.
-  qemu-io -f raw "rbd:$img:conf=$CEPH_CONF" -c "write -P 0xcc 0 4096" \
-    >/dev/null
+  # B connects before any write of A has failed: the fence must be found
+  # when B gets its writer, not only after a failed write.
+  client_start B "$u"
+  client_do B write 4096 4096 bb
+  client_do B flush
+  # Another client asks for the lock and writes: librbd hands B's writer's
+  # lock over, unless exclusive=true made B's writer keep it.
+  if [ "${1:-}" = exclusive=true ]; then
+    if qemu-io -f raw "rbd:$img:conf=$CEPH_CONF" -c "write -P 0xcc 0 4096" \
+         >"$MC_DIR/qemu.out" 2>&1; then
+      fail "exclusive=true: another client wrote while rbdx's new writer holds the lock"
+    fi
+    client_do B write 0 4096 cc    # what the checks below expect at 0
+    client_do B flush
+  else
+    qemu-io -f raw "rbd:$img:conf=$CEPH_CONF" -c "write -P 0xcc 0 4096" \
+      >/dev/null
+  fi
   timed_writeerr A 0
   timed_writeerr A 8192
   client_do A alive
   client_do A read 0 4096 cc
-
-  client_start B "$u"
-  client_do B write 4096 4096 bb
-  client_do B flush
   client_do B read 4096 4096 bb
+  client_do B write 12288 4096 b2
+  client_do B flush
   timed_writeerr A 0
   client_stop A
   client_stop B
@@ -75,6 +92,7 @@ print(ls[0]["locker"], ls[0]["id"])')
   [ "$(bytes_at "$img" 0)" = "cc " ] || fail "the new owner's data at 0 was overwritten"
   [ "$(bytes_at "$img" 4096)" = "bb " ] || fail "B's write is not in $img"
   [ "$(bytes_at "$img" 8192)" = "00 " ] || fail "A's fenced write landed"
+  [ "$(bytes_at "$img" 12288)" = "b2 " ] || fail "B's second write is not in $img"
   grep -q 'error: rbdx: .*blocklisted' "$log" ||
     fail "the fence was not logged at error level: $(cat "$log")"
   grep -q ESHUTDOWN "$log" && fail "ESHUTDOWN in the log: $(cat "$log")"

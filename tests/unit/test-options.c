@@ -683,6 +683,46 @@ test_parse_bool (void **state)
   assert_int_equal (rbdx_parse_bool ("truthy"), -EINVAL);
 }
 
+/* Sizes as Ceph writes them (rbd_qos_bps_limit 1M is 1048576), and the
+ * qos.* parameters that take them. */
+static void
+test_parse_size (void **state)
+{
+  struct rbdx_options o = { 0 };
+  char err[256];
+  uint64_t v;
+
+  (void) state;
+  assert_int_equal (rbdx_parse_size ("0", &v), 0);
+  assert_int_equal (v, 0);
+  assert_int_equal (rbdx_parse_size ("200", &v), 0);
+  assert_int_equal (v, 200);
+  assert_int_equal (rbdx_parse_size ("1M", &v), 0);
+  assert_int_equal (v, 1048576);
+  assert_int_equal (rbdx_parse_size ("4KiB", &v), 0);
+  assert_int_equal (v, 4096);
+  assert_int_equal (rbdx_parse_size ("2G", &v), 0);
+  assert_int_equal (v, 2147483648ULL);
+  assert_int_equal (rbdx_parse_size ("15E", &v), 0);
+  assert_int_equal (rbdx_parse_size ("16E", &v), -EINVAL);
+  assert_int_equal (rbdx_parse_size ("18446744073709551616", &v), -EINVAL);
+  assert_int_equal (rbdx_parse_size ("-1", &v), -EINVAL);
+  assert_int_equal (rbdx_parse_size ("1X", &v), -EINVAL);
+  assert_int_equal (rbdx_parse_size ("", &v), -EINVAL);
+  assert_int_equal (rbdx_parse_size ("M", &v), -EINVAL);
+  assert_int_equal (rbdx_options_set (&o, "qos.bps_limit", "10M", err,
+                                      sizeof err), 0);
+  assert_int_equal (o.qos[RBDX_QOS_BPS].limit, 10485760);
+  assert_int_equal (rbdx_options_set (&o, "qos.iops_burst_seconds", "0", err,
+                                      sizeof err), -EINVAL);
+  assert_int_equal (rbdx_options_set (&o, "qos.iops_limit", "-5", err,
+                                      sizeof err), -EINVAL);
+  assert_int_equal (rbdx_options_set (&o, "qos.nope_limit", "5", err,
+                                      sizeof err), -EINVAL);
+  assert_non_null (strstr (err, "NAME one of"));
+  rbdx_options_free (&o);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown (f, setup, teardown)
 
 int
@@ -717,6 +757,7 @@ main (void)
     T (test_bad_writers_and_exclusive),
     T (test_exclusive_needs_one_writer),
     T (test_parse_bool),
+    T (test_parse_size),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

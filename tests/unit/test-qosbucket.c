@@ -88,6 +88,27 @@ test_fifo (void **state)
   }
 }
 
+/* Limits at the ends of the range never overflow into absurd waits. */
+static void
+test_huge (void **state)
+{
+  struct rbdx_qos_bucket b;
+
+  rbdx_qos_bucket_set (&b, 100000000, 1000000000000000000ULL, 1, 0);
+  assert_true (rbdx_qos_bucket_delay (&b, 4096, 0) < S);
+  rbdx_qos_bucket_set (&b, 1, 10000000000ULL, 10000000000ULL, 0);
+  assert_true (rbdx_qos_bucket_delay (&b, 1, 0) <= 2 * S);
+  rbdx_qos_bucket_set (&b, UINT64_MAX, UINT64_MAX, UINT64_MAX, 0);
+  assert_true (rbdx_qos_bucket_delay (&b, UINT64_MAX, 0) <= 2 * S);
+  /* A huge request on a tiny limit waits long, but a bounded time, and
+   * the bucket stays usable. */
+  rbdx_qos_bucket_set (&b, 1, 0, 1, 0);
+  assert_true (rbdx_qos_bucket_delay (&b, UINT64_MAX, 0) > 0);
+  rbdx_qos_bucket_take (&b, UINT64_MAX, 0);
+  assert_true (rbdx_qos_bucket_delay (&b, 1, 0) > 0);
+  assert_true (rbdx_qos_bucket_delay (&b, 1, 0) <= INT64_MAX / 4);
+}
+
 static void
 test_unlimited (void **state)
 {
@@ -107,6 +128,7 @@ main (void)
     cmocka_unit_test (test_rate),
     cmocka_unit_test (test_starts_empty_and_bursts),
     cmocka_unit_test (test_fifo),
+    cmocka_unit_test (test_huge),
     cmocka_unit_test (test_unlimited),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
