@@ -21,20 +21,41 @@
  * setting (rbd config image set ...) overrides what rbdx set on the
  * rados_t, so ask librbd what it uses.  librbd's persistent write-back
  * cache (rbd_persistent_cache_mode rwl or ssd) lives per handle too. */
+int
+rbdx_image_config (rbd_image_t image, rbd_config_option_t **opts, int *n)
+{
+  int max = 0, r;
+
+  r = rbd_config_image_list (image, NULL, &max);
+  if (r < 0 && r != -ERANGE)
+    return r;
+  *opts = calloc (max ? max : 1, sizeof **opts);
+  if (!*opts)
+    return -ENOMEM;
+  r = rbd_config_image_list (image, *opts, &max);
+  if (r < 0) {
+    free (*opts);
+    return r;
+  }
+  *n = max;
+  return 0;
+}
+
+void
+rbdx_image_config_free (rbd_config_option_t *opts, int n)
+{
+  rbd_config_image_list_cleanup (opts, n);
+  free (opts);
+}
+
 static int
 effective_cache (rbd_image_t image, const char *name, bool *on)
 {
   rbd_config_option_t *opts;
   int max = 0, r, i;
 
-  r = rbd_config_image_list (image, NULL, &max);
-  if (r < 0 && r != -ERANGE)
-    return r;
-  opts = calloc (max ? max : 1, sizeof *opts);
-  if (!opts)
-    return -ENOMEM;
-  r = rbd_config_image_list (image, opts, &max);
-  if (r >= 0) {
+  r = rbdx_image_config (image, &opts, &max);
+  if (r == 0) {
     *on = false;
     for (i = 0; i < max; i++) {
       /* Ceph parses booleans as true/false, yes/no, on/off, 1/0 in any
@@ -52,10 +73,9 @@ effective_cache (rbd_image_t image, const char *name, bool *on)
                       opts[i].value);
       }
     }
-    rbd_config_image_list_cleanup (opts, max);
+    rbdx_image_config_free (opts, max);
   }
-  free (opts);
-  return r < 0 ? r : 0;
+  return r;
 }
 
 /* The I/O context of the image's pool: by name, or by the pool id of

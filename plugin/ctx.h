@@ -130,6 +130,17 @@ int rbdx_ctx_check_access (struct rbdx_ctx *ctx, const struct rbdx_options *o,
  * Thread-safe. */
 bool rbdx_ctx_inside (struct rbdx_ctx *ctx, uint64_t count, uint64_t offset);
 
+/** The configuration librbd applies to @p image, with its precedence
+ * (image metadata over pool metadata over the client's): a heap array
+ * of @p *n options, released with rbdx_image_config_free.
+ * @return 0, -ENOMEM, or the negative errno of rbd_config_image_list.
+ * Thread-safe. */
+int rbdx_image_config (rbd_image_t image, rbd_config_option_t **opts,
+                       int *n);
+
+/** Release what rbdx_image_config returned. */
+void rbdx_image_config_free (rbd_config_option_t *opts, int n);
+
 /** Close the image, then the ioctx and cluster handle, then the eventfd
  * (librbd never closes it).  No request may be in flight.  NULL is a
  * no-op. */

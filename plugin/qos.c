@@ -12,6 +12,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "ctx.h"
 #include "qos.h"
 #include "qosbucket.h"
 
@@ -54,14 +55,10 @@ read_limits (const struct rbdx_options *o, rbd_image_t image, struct limits *l)
   memset (l, 0, sizeof *l);
   for (k = 0; k < RBDX_QOS_N; k++)
     l->burst_s[k] = 1;
-  r = rbd_config_image_list (image, NULL, &max);
-  if (r < 0 && r != -ERANGE)
+  r = rbdx_image_config (image, &opts, &max);
+  if (r < 0)
     return r;
-  opts = calloc (max ? max : 1, sizeof *opts);
-  if (!opts)
-    return -ENOMEM;
-  r = rbd_config_image_list (image, opts, &max);
-  for (i = 0; r >= 0 && i < max; i++) {
+  for (i = 0; i < max; i++) {
     for (k = 0; k < RBDX_QOS_N; k++) {
       uint64_t v;
 
@@ -82,11 +79,7 @@ read_limits (const struct rbdx_options *o, rbd_image_t image, struct limits *l)
         l->burst_s[k] = v;
     }
   }
-  if (r >= 0)
-    rbd_config_image_list_cleanup (opts, max);
-  free (opts);
-  if (r < 0)
-    return r;
+  rbdx_image_config_free (opts, max);
   for (k = 0; k < RBDX_QOS_N; k++) {
     const struct rbdx_qos_setting *s = &o->qos[k];
     if (s->limit_set)

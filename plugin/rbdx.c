@@ -574,7 +574,7 @@ rbdx_dump_plugin (void)
   "                     falling back to poll(2) on the eventfd: poll;\n" \
   "                     eventfd is an old name of poll).\n" \
   "size_file=PATH       Keep the image's current size (bytes) in PATH.\n" \
-  "qos.NAME_limit=N    QoS limit for all connections together (NAME: iops,\n" \
+  "qos.NAME_limit=N     QoS limit for all connections together (NAME: iops,\n" \
   "                     read_iops, write_iops, bps, read_bps, write_bps); also\n" \
   "                     qos.NAME_burst=N, qos.NAME_burst_seconds=S (librbd's\n" \
   "                     rbd_qos_* meanings; default: the image's own limits).\n" \

@@ -774,10 +774,19 @@ supervise (const struct rbdx_map_opts *o, int report_fd)
     }
   }
 
+  /* A socket file exists once nbdkit has bound it, a moment before it
+   * listens: "connection refused" then means "not yet" while our server
+   * lives (up to 10 s).  ESTALE: the export changed while connecting. */
   for (tries = 0;; tries++) {
     r = rbdx_negotiate_many (s->connect_to, s->conns, fds, &e, &why);
-    if (r != -ESTALE || tries == 3)
-      break;
+    if (r == -ESTALE && tries < 3)
+      continue;
+    if ((r == -ECONNREFUSED || r == -ENOENT) && !o->is_uri && tries < 100 &&
+        s->server > 0 && waitpid (s->server, NULL, WNOHANG) == 0) {
+      sleep_s (0.1);
+      continue;
+    }
+    break;
   }
   if (r)
     fail_start (s, "cannot connect to %s: %s", o->is_uri ? o->target : "the rbdx server",

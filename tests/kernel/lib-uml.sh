@@ -264,6 +264,32 @@ say() { echo "== guest: $*" >&2; }
 fail() { echo "FAIL (guest): $*" >&2; exit 1; }
 skip() { echo "SKIP (guest): $*" >&2; exit 77; }
 step() { : >"/share/step.$1"; }
+# standin_nbdkit PATH: write the mapper's stand-in server to PATH (use it
+# as RBDX_NBDKIT).  The guest cannot reach the cluster, so the stand-in
+# records the command line the mapper built in /share/nbdkit-args, links
+# the private size_file to /share/size (which the host's real plugin
+# writes) and runs the guest's nbdkit with the same options (--unix
+# SOCKET, --readonly, ...) but the nbd plugin, forwarding to the host's
+# rbdx server.
+standin_nbdkit() {
+  cat >"$1" <<'F'
+#!/bin/bash
+printf '%s\n' "$@" >/share/nbdkit-args
+for a in "$@"; do
+  case $a in size_file=*) ln -sf /share/size "${a#size_file=}" ;; esac
+done
+opts=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --unix) opts+=("$1" "$2"); shift 2 ;;
+    -*) opts+=("$1"); shift ;;
+    *) break ;;
+  esac
+done
+exec nbdkit "${opts[@]}" nbd hostname="$NBD_HOST" port="$NBD_PORT"
+F
+  chmod +x "$1"
+}
 wait_host() {
   { set +x; } 2>/dev/null
   local i

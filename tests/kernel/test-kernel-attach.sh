@@ -74,23 +74,7 @@ uml_guest_env MAPPER="$mapper" RBDX_PLUGIN=/plugin/rbdx.so VOLUME="$img" \
 
 cat >"$UML_DIR/guest-attach.sh" <<'EOF2'
 load_nbd
-cat >/tmp/nbdkit <<'F'
-#!/bin/bash
-printf '%s\n' "$@" >/share/nbdkit-args
-for a in "$@"; do
-  case $a in size_file=*) ln -sf /share/size "${a#size_file=}" ;; esac
-done
-opts=()
-while [ $# -gt 0 ]; do
-  case $1 in
-    --unix) opts+=("$1" "$2"); shift 2 ;;
-    -*) opts+=("$1"); shift ;;
-    *) break ;;
-  esac
-done
-exec nbdkit "${opts[@]}" nbd hostname="$NBD_HOST" port="$NBD_PORT"
-F
-chmod +x /tmp/nbdkit
+standin_nbdkit /tmp/nbdkit
 export RBDX_NBDKIT=/tmp/nbdkit
 link="/dev/rbdx/$VOLUME"
 kr="/share/run/keyrings/${VOLUME/\//%}.keyring"

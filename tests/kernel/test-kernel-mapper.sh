@@ -78,28 +78,13 @@ nothing_left() {
   done
 }
 # The stand-in server (see the host script's header).
-cat >/tmp/nbdkit <<'F'
-#!/bin/bash
-printf '%s\n' "$@" >/share/nbdkit-args
-for a in "$@"; do
-  case $a in size_file=*) ln -sf /share/size "${a#size_file=}" ;; esac
-done
-opts=()
-while [ $# -gt 0 ]; do
-  case $1 in
-    --unix) opts+=("$1" "$2"); shift 2 ;;
-    -*) opts+=("$1"); shift ;;
-    *) break ;;
-  esac
-done
-exec nbdkit "${opts[@]}" nbd hostname="$NBD_HOST" port="$NBD_PORT"
-F
+standin_nbdkit /tmp/nbdkit
 cat >/tmp/nbdkit-fails <<'F'
 #!/bin/bash
 echo "nbdkit: rbdx[1]: error: rbdx: image 'rbd/missing' does not exist" >&2
 exit 1
 F
-chmod +x /tmp/nbdkit /tmp/nbdkit-fails
+chmod +x /tmp/nbdkit-fails
 export RBDX_NBDKIT=/tmp/nbdkit
 spec="rbd/$(basename "$NBD_EXPORT")"
 

@@ -6,7 +6,10 @@
 # something else, so rbdx leaves such images out of NBD_OPT_LIST (the man
 # page says so).  Names with spaces, '%', UTF-8 and the longest names
 # librbd takes must keep working.
-# Asserts, with pool=rbd:
+# The images live in a namespace of their own (pool=rbd/NS): a pool-mode
+# NBD_OPT_LIST client such as nbdinfo --list opens every listed image, and
+# other tests rename and remove theirs in pool rbd meanwhile.
+# Asserts, with pool=rbd/NS:
 #   - `nbdinfo --list` offers none of the '@' or '/' names;
 #   - every name it offers opens with NBD_OPT_GO, and to the right image:
 #     each test image has its own size, and the size negotiated matches;
@@ -24,27 +27,30 @@ for nm in "${good[@]}" "${bad[@]}"; do
   hexes+=("$(printf '%s' "$nm" | od -An -tx1 -v | tr -d ' \n')")
 done
 helper=$RBDX_TESTS/lifecycle/c17-names.py
-at_exit "'$helper' remove rbd ${hexes[*]} >/dev/null 2>&1"
-"$helper" create rbd $((4 << 20)) "${hexes[@]}"
+ns="c17-$$"
+rbd namespace create "rbd/$ns"
+at_exit "rbd namespace remove 'rbd/$ns' >/dev/null 2>&1"
+at_exit "'$helper' remove 'rbd/$ns' ${hexes[*]} >/dev/null 2>&1"
+"$helper" create "rbd/$ns" $((4 << 20)) "${hexes[@]}"
 
 d=$(tmpdir)
-serve "$d/s.sock" -- pool=rbd
+serve "$d/s.sock" -- pool="rbd/$ns"
 nbdinfo --list --json "nbd+unix:///?socket=$d/s.sock" >"$d/list.json"
 
 # The listed names of this test, one per line.
-python3 - "$d/list.json" "$prefix" >"$d/ours" <<'PY'
+python3 - "$d/list.json" "rbd/$ns/$prefix" >"$d/ours" <<'PY'
 import json, sys
-prefix = "rbd/" + sys.argv[2]
+prefix = sys.argv[2]
 for e in json.load(open(sys.argv[1]))["exports"]:
     if e["export-name"].startswith(prefix):
         print(e["export-name"])
 PY
 for nm in "${bad[@]}"; do
-  ! grep -qxF "rbd/$nm" "$d/ours" || fail "'$nm' is listed but cannot be opened by that name"
+  ! grep -qxF "rbd/$ns/$nm" "$d/ours" || fail "'$nm' is listed but cannot be opened by that name"
 done
 i=0
 for nm in "${good[@]}"; do
-  grep -qxF "rbd/$nm" "$d/ours" || fail "'$nm' is not listed: $(cat "$d/ours")"
+  grep -qxF "rbd/$ns/$nm" "$d/ours" || fail "'$nm' is not listed: $(cat "$d/ours")"
   i=$((i + 1))
 done
 [ "$(wc -l <"$d/ours")" = "${#good[@]}" ] || fail "unexpected names listed: $(cat "$d/ours")"
@@ -54,7 +60,7 @@ done
 i=0
 for nm in "${good[@]}"; do
   want=$(((4 << 20) + i * 1048576))
-  for export in "rbd/$nm" "$nm"; do
+  for export in "rbd/$ns/$nm" "$nm"; do
     got=$(nbdsh -c - <<PY
 h.set_export_name("""$export""")
 h.connect_unix("$d/s.sock")

@@ -123,13 +123,17 @@ rrc=0
 wait "$reader" || rrc=$?
 cat "$MC_DIR/reader.out"
 kill -0 "$pid" 2>/dev/null || server_died "while the reader stopped"
-[ $rrc = 0 ] || fail "the second client saw an error while others hung up"
+if [ $rrc != 0 ]; then
+  # A server that is aborting may still answer kill -0 for a moment.
+  wait_for 5 exited "$pid" && server_died "while the reader read"
+  fail "the second client saw an error while others hung up"
+fi
 ! grep -qi 'assert' "$MC_DIR/nbdkit.log" ||
   fail "nbdkit logged an assertion: $(grep -i assert "$MC_DIR/nbdkit.log")"
 
-# The failures really happened: rbdx's pread failed past the current
-# end (the server logs it with -v), nbdkit refused past the negotiated one.
-n_plugin=$(grep -c 'rbdx: read failed: Invalid argument' "$MC_DIR/nbdkit.log" || true)
+# The failures really happened: rbdx's pread refused reads past the
+# current end (a debug line with -v), nbdkit refused past the negotiated one.
+n_plugin=$(grep -c "rbdx: .*: read of .* is past the image's current end" "$MC_DIR/nbdkit.log" || true)
 n_server=$(grep -c 'out of range' "$MC_DIR/nbdkit.log" || true)
 say "failed reads seen by the server: $n_plugin in rbdx, $n_server in nbdkit"
 [ "$n_plugin" -gt 0 ] || fail "no read reached rbdx's failure path"
