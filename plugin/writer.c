@@ -18,7 +18,13 @@ struct rbdx_writer {
   bool pinned;          /* exclusive: one reference held until cleanup */
 };
 
+/* table_lock guards the table and the references and is never held
+ * while librbd talks to the cluster.  create_lock serialises creating
+ * writers (one rbd_open and, with exclusive=true, one rbd_lock_acquire
+ * per image, never two racing for the lock), held around the open only:
+ * connections whose writer exists, and closes, never wait for it. */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rbdx_writer *table;
 
 static int
@@ -40,9 +46,10 @@ take_lock (struct rbdx_ctx *ctx, char *err, size_t errlen)
   return r;
 }
 
-/* Unlink and close @w; call with table_lock held. */
+/* Unlink @w; call with table_lock held.  The caller closes it (after
+ * unlocking: rbd_close may wait on the cluster). */
 static void
-drop (struct rbdx_writer *w)
+unlink_writer (struct rbdx_writer *w)
 {
   struct rbdx_writer **p;
 
@@ -52,25 +59,42 @@ drop (struct rbdx_writer *w)
       break;
     }
   }
+}
+
+static void
+close_writer (struct rbdx_writer *w)
+{
   nbdkit_debug ("rbdx: %s: shared writer closed", w->ctx->name);
   rbdx_ctx_close (w->ctx);
   free (w);
 }
 
-/* A fenced writer serves no new connection: release the reference an
- * exclusive writer holds on itself, so it closes with its last user.
- * Call with table_lock held; returns whether @w is still usable. */
-static bool
-usable (struct rbdx_writer *w)
+/* A usable writer of @ident, with a new reference, or NULL.  A fenced
+ * writer serves no new connection: the reference an exclusive writer
+ * holds on itself is dropped, so it closes with its last user (returned
+ * in *dead when that is now).  Call with table_lock held. */
+static struct rbdx_writer *
+find_usable (const struct rbdx_ident *ident, struct rbdx_writer **dead)
 {
-  if (!rbdx_ctx_check_fenced (w->ctx))
-    return true;
-  if (w->pinned) {
-    w->pinned = false;
-    if (--w->refs == 0)
-      drop (w);
+  struct rbdx_writer *w, *next;
+
+  for (w = table; w; w = next) {
+    next = w->next;
+    if (!rbdx_ident_equal (&w->ctx->ident, ident))
+      continue;
+    if (!rbdx_ctx_check_fenced (w->ctx)) {
+      w->refs++;
+      return w;
+    }
+    if (w->pinned) {
+      w->pinned = false;
+      if (--w->refs == 0) {
+        unlink_writer (w);
+        *dead = w;
+      }
+    }
   }
-  return false;
+  return NULL;
 }
 
 int
@@ -78,50 +102,65 @@ rbdx_writer_get (const struct rbdx_options *o, const struct rbdx_spec *spec,
                  const struct rbdx_ctx *conn, struct rbdx_writer **out,
                  char *err, size_t errlen)
 {
+  struct rbdx_writer *w, *nw, *dead = NULL, *dead2 = NULL;
   char id[256];
-  struct rbdx_writer *w, *next;
-  int r = 0;
+  int r;
 
   pthread_mutex_lock (&table_lock);
-  for (w = table; w; w = next) {
-    next = w->next;
-    if (rbdx_ident_equal (&w->ctx->ident, &conn->ident) && usable (w))
-      break;
-  }
+  w = find_usable (&conn->ident, &dead);
+  pthread_mutex_unlock (&table_lock);
+  if (dead)
+    close_writer (dead);
   if (w) {
-    w->refs++;
-    goto out;
+    *out = w;
+    return 0;
   }
 
-  w = calloc (1, sizeof *w);
-  if (!w) {
-    r = -ENOMEM;
-    goto out;
+  pthread_mutex_lock (&create_lock);
+  pthread_mutex_lock (&table_lock);
+  w = find_usable (&conn->ident, &dead2);
+  pthread_mutex_unlock (&table_lock);
+  if (w) {                       /* made while we waited */
+    pthread_mutex_unlock (&create_lock);
+    if (dead2)
+      close_writer (dead2);
+    *out = w;
+    return 0;
   }
-  r = rbdx_ctx_open (o, spec, &conn->ident, 0, &w->ctx, err, errlen);
+  nw = calloc (1, sizeof *nw);
+  r = nw ? rbdx_ctx_open (o, spec, &conn->ident, 0, &nw->ctx, err, errlen)
+         : -ENOMEM;
   if (r == 0 && o->exclusive)
-    r = take_lock (w->ctx, err, errlen);
+    r = take_lock (nw->ctx, err, errlen);
   if (r < 0) {
-    rbdx_ctx_close (w->ctx);
-    free (w);
-    w = NULL;
-    goto out;
+    pthread_mutex_unlock (&create_lock);
+    if (nw)
+      rbdx_ctx_close (nw->ctx);
+    free (nw);
+    if (dead2)
+      close_writer (dead2);
+    *out = NULL;
+    return r;
   }
-  w->refs = 1;
+
+  nw->refs = 1;
   if (o->exclusive) {
-    w->pinned = true;
-    w->refs++;
+    nw->pinned = true;
+    nw->refs++;
   }
-  w->next = table;
-  table = w;
+  pthread_mutex_lock (&table_lock);
+  nw->next = table;
+  table = nw;
+  w = nw;
+  pthread_mutex_unlock (&table_lock);
+  pthread_mutex_unlock (&create_lock);
+  if (dead2)
+    close_writer (dead2);
   rbdx_ident_format (&conn->ident, id, sizeof id);
   nbdkit_debug ("rbdx: %s (%s): shared writer opened%s", w->ctx->name, id,
                 o->exclusive ? ", exclusive lock held" : "");
-
-out:
-  pthread_mutex_unlock (&table_lock);
   *out = w;
-  return r;
+  return 0;
 }
 
 struct rbdx_ctx *
@@ -133,12 +172,17 @@ rbdx_writer_ctx (struct rbdx_writer *w)
 void
 rbdx_writer_put (struct rbdx_writer *w)
 {
+  bool last;
+
   if (!w)
     return;
   pthread_mutex_lock (&table_lock);
-  if (--w->refs == 0)
-    drop (w);
+  last = --w->refs == 0;
+  if (last)
+    unlink_writer (w);
   pthread_mutex_unlock (&table_lock);
+  if (last)
+    close_writer (w);
 }
 
 void
@@ -153,8 +197,10 @@ rbdx_writer_cleanup (void)
       w->pinned = false;
       w->refs--;
     }
-    if (w->refs == 0)
-      drop (w);
+    if (w->refs == 0) {
+      unlink_writer (w);
+      close_writer (w);      /* at unload: nothing else runs */
+    }
   }
   pthread_mutex_unlock (&table_lock);
 }

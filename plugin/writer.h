@@ -17,7 +17,8 @@
  * create x`, connections to "x" get a writer of the new image while the
  * ones already open keep writing to x-old.  A writer opens its image by
  * id.  Entries are reference counted by the connections using them; the
- * table lock serialises creation (one rbd_open) and release.
+ * table lock is never held while librbd talks to the cluster; creating a
+ * writer is serialised by a lock of its own (writer.c).
  *
  * Fencing: when the writer's rados_t is blocklisted (`rbd lock rm`, a
  * lock break by another client, `ceph osd blocklist add`), its context
