@@ -14,11 +14,13 @@
 
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rbdx_conn *conns;
+static uint64_t next_serial;       /* conns_lock */
 
 static void
 link_conn (struct rbdx_conn *conn)
 {
   pthread_mutex_lock (&conns_lock);
+  conn->serial = ++next_serial;
   conn->prev = NULL;
   conn->next = conns;
   if (conns)
@@ -31,6 +33,7 @@ void
 rbdx_conn_close (struct rbdx_conn *conn)
 {
   pthread_mutex_lock (&conns_lock);
+  rbdx_metrics_retire (conn);      /* counted once: open, or retired */
   if (conn->prev)
     conn->prev->next = conn->next;
   else if (conns == conn)
@@ -42,6 +45,18 @@ rbdx_conn_close (struct rbdx_conn *conn)
   rbdx_ctx_close (conn->ctx);      /* no update callback after this */
   rbdx_qos_put (conn->qos);
   free (conn);
+}
+
+void
+rbdx_conn_foreach (void (*first) (void *),
+                   void (*fn) (const struct rbdx_conn *, void *), void *arg)
+{
+  pthread_mutex_lock (&conns_lock);
+  if (first)
+    first (arg);
+  for (struct rbdx_conn *c = conns; c; c = c->next)
+    fn (c, arg);
+  pthread_mutex_unlock (&conns_lock);
 }
 
 void

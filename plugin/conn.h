@@ -18,6 +18,7 @@
 #include <stdbool.h>
 
 #include "ctx.h"
+#include "metrics.h"
 #include "options.h"
 #include "qos.h"
 #include "writer.h"
@@ -32,6 +33,8 @@ struct rbdx_conn {
   struct rbdx_writer *writer;  /**< shared writer, or NULL. */
   struct rbdx_qos *qos;        /**< the image's QoS limits (qos.h). */
   bool multi_conn;             /**< what .can_multi_conn answers. */
+  uint64_t serial;             /**< 1, 2, ... in the order opened. */
+  struct rbdx_metrics metrics; /**< this connection's counters. */
 };
 
 /** Open a connection to @p spec (exactly @p ident when not NULL, see
@@ -51,6 +54,15 @@ int rbdx_conn_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
 /** Close @p conn: nothing may be in flight on it (nbdkit calls .close
  * once every request of the connection has returned).  Thread-safe. */
 void rbdx_conn_close (struct rbdx_conn *conn);
+
+/** Call @p first (if not NULL), then @p fn for every open connection,
+ * all under the list's lock (which the request path never takes, and
+ * under which a closing connection retires its metrics: metrics.h), so
+ * the caller sees each connection's counters exactly once, open or
+ * retired.  Neither may open or close a connection.  Thread-safe. */
+void rbdx_conn_foreach (void (*first) (void *),
+                        void (*fn) (const struct rbdx_conn *, void *),
+                        void *arg);
 
 /** Close every connection still open, then the writers nobody uses.
  * Only from .cleanup, after nbdkit ended every connection thread. */

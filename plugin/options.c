@@ -278,6 +278,22 @@ rbdx_options_set (struct rbdx_options *o, const char *key, const char *value,
       return fail (err, errlen, "size_file='%s': must be an absolute path", value);
     return set_once (&o->size_file, key, value, err, errlen);
   }
+  if (strcmp (key, "metrics_file") == 0) {
+    if (value[0] != '/')
+      return fail (err, errlen, "metrics_file='%s': must be an absolute path",
+                   value);
+    return set_once (&o->metrics_file, key, value, err, errlen);
+  }
+  if (strcmp (key, "metrics_interval") == 0) {
+    uint64_t v;
+    if (o->metrics_interval)
+      return fail (err, errlen, "metrics_interval= given twice");
+    if (rbdx_parse_size (value, &v) < 0 || v == 0 || v > 3600)
+      return fail (err, errlen, "metrics_interval='%s': expected seconds, "
+                   "1 to 3600", value);
+    o->metrics_interval = (unsigned) v;
+    return 0;
+  }
   if (strcmp (key, "encryption_format") == 0)
     return set_keyword (key, value, encryption_names, (int *) &o->encryption,
                         &o->encryption_set, err, errlen);
@@ -311,7 +327,7 @@ check_file (const char *key, const char *path, char *err, size_t errlen)
 /* size_file=PATH: its directory must exist and be writable (the file is
  * replaced by renaming a temporary file there). */
 static int
-check_size_dir (const char *path, char *err, size_t errlen)
+check_dir (const char *key, const char *path, char *err, size_t errlen)
 {
   char dir[4096];
   const char *slash;
@@ -322,12 +338,12 @@ check_size_dir (const char *path, char *err, size_t errlen)
   slash = strrchr (path, '/');
   n = slash == path ? 1 : (size_t) (slash - path);
   if (n >= sizeof dir)
-    return fail (err, errlen, "size_file='%s': path too long", path);
+    return fail (err, errlen, "%s='%s': path too long", key, path);
   memcpy (dir, path, n);
   dir[n] = '\0';
   if (access (dir, W_OK | X_OK) != 0)
-    return fail (err, errlen, "size_file='%s': cannot write in %s: %s",
-                 path, dir, strerror (errno));
+    return fail (err, errlen, "%s='%s': cannot write in %s: %s",
+                 key, path, dir, strerror (errno));
   return 0;
 }
 
@@ -456,7 +472,9 @@ rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen)
   if (o->advertise_size == RBDX_ADVERTISE_MAX && !o->size_file)
     return fail (err, errlen, "advertise_size=max needs size_file=, where "
                  "clients learn the real size (it is for the rbdx mapper)");
-  r = check_size_dir (o->size_file, err, errlen);
+  r = check_dir ("size_file", o->size_file, err, errlen);
+  if (r == 0)
+    r = check_dir ("metrics_file", o->metrics_file, err, errlen);
   if (r == 0)
     r = check_file ("conf", o->conf, err, errlen);
   if (r == 0)
@@ -484,6 +502,7 @@ rbdx_options_free (struct rbdx_options *o)
     explicit_bzero (o->passphrase, PASSPHRASE_MAX + 1);
   free (o->passphrase);
   free (o->passphrase_file);
+  free (o->metrics_file);
   rbdx_spec_free (&o->spec);
   free (o->image_text);
   free (o->pool);

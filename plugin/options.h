@@ -111,6 +111,8 @@ struct rbdx_options {
   char *passphrase;           /**< its contents, read by rbdx_options_complete;
                                    never logged; wiped by rbdx_options_free. */
   size_t passphrase_len;      /**< bytes. */
+  char *metrics_file;         /**< metrics_file= : Prometheus text file. */
+  unsigned metrics_interval;  /**< metrics_interval= seconds, 0: default 5. */
 };
 
 /** Apply one parameter.

@@ -29,7 +29,6 @@ struct rbdx_qos {
   struct limits cur;
   struct rbdx_qos_bucket b[RBDX_QOS_N];
   atomic_bool limited;             /* any limit: else no lock per request */
-  _Atomic uint64_t waited_ns;
 };
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -187,7 +186,8 @@ rbdx_qos_refresh (struct rbdx_qos *q, rbd_image_t image)
 }
 
 int
-rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes)
+rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes,
+               _Atomic uint64_t *waited_ns)
 {
   const int kinds[4] = {
     RBDX_QOS_IOPS, write ? RBDX_QOS_WRITE_IOPS : RBDX_QOS_READ_IOPS,
@@ -212,13 +212,9 @@ rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes)
   pthread_mutex_unlock (&q->lock);
   if (delay <= 0)
     return 0;
-  atomic_fetch_add (&q->waited_ns, (uint64_t) delay);
+  if (waited_ns)
+    atomic_fetch_add_explicit (waited_ns, (uint64_t) delay,
+                               memory_order_relaxed);
   return nbdkit_nanosleep ((unsigned) (delay / 1000000000),
                            (unsigned) (delay % 1000000000));
-}
-
-uint64_t
-rbdx_qos_waited_ns (struct rbdx_qos *q)
-{
-  return q ? atomic_load (&q->waited_ns) : 0;
 }

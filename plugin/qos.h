@@ -55,13 +55,12 @@ void rbdx_qos_refresh (struct rbdx_qos *q, rbd_image_t image);
 
 /** Wait (sleeping this nbdkit worker thread with nbdkit_nanosleep, which
  * nbdkit interrupts when it shuts down or the client goes away) until a
- * request of @p bytes, a write-type one when @p write, may go to librbd.
+ * request of @p bytes, a write-type one when @p write, may go to librbd;
+ * the time waited is added to @p *waited_ns (NULL: not counted).
  * Returns at once when the image has no limit.
  * @return 0, or -1 with errno set (ESHUTDOWN: nbdkit is shutting down, the
  *         request must not be sent).  Thread-safe. */
-int rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes);
-
-/** Total ns requests of this image spent waiting (for logs and metrics). */
-uint64_t rbdx_qos_waited_ns (struct rbdx_qos *q);
+int rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes,
+                   _Atomic uint64_t *waited_ns);
 
 #endif /* RBDX_QOS_H */

@@ -35,6 +35,7 @@
 #include "conn.h"
 #include "ctx.h"
 #include "errors.h"
+#include "metrics.h"
 #include "exports.h"
 #include "options.h"
 #include "writer.h"
@@ -57,6 +58,27 @@ static char canon[RBDX_EXPORT_MAX];   /* default export, "" in pool mode */
 static struct rbdx_ident pin;
 static bool pinned;
 
+/* The errno of the request this thread is answering, for the metrics:
+ * every error rbdx hands nbdkit goes through set_error. */
+static __thread int req_err;
+
+static void
+set_error (int e)
+{
+  req_err = e;
+  nbdkit_set_error (e);
+}
+
+/* End of a request: count it (metrics.h) and pass its result on. */
+static int
+done (struct rbdx_conn *conn, enum rbdx_op op, uint64_t bytes, uint64_t t0,
+      int r)
+{
+  rbdx_metrics_end (&conn->metrics, op, bytes, t0,
+                    r < 0 ? (req_err ? req_err : EIO) : 0);
+  return r;
+}
+
 static void
 rbdx_unload (void)
 {
@@ -69,7 +91,25 @@ rbdx_unload (void)
 static void
 rbdx_cleanup (void)
 {
+  rbdx_metrics_stop ();       /* a last write, with what is still open */
   rbdx_conn_close_all ();
+}
+
+/* After nbdkit's fork: threads may start now (cluster.h). */
+static int
+rbdx_after_fork (void)
+{
+  int r;
+
+  if (!opts.metrics_file)
+    return 0;
+  r = rbdx_metrics_start (opts.metrics_file, opts.metrics_interval);
+  if (r < 0) {
+    nbdkit_error ("rbdx: metrics_file=%s: cannot start its writer: %s",
+                  opts.metrics_file, strerror (-r));
+    return -1;
+  }
+  return 0;
 }
 
 /* Parameters that name files.  nbdkit changes to / when it forks into
@@ -82,6 +122,7 @@ is_path_key (const char *key)
 {
   static const char *const keys[] = {
     "conf", "keyring", "size_file", "encryption_passphrase_file",
+    "metrics_file",
     "ceph.keyring", "ceph.keyfile", "ceph.log_file", "ceph.admin_socket",
     NULL
   };
@@ -303,7 +344,7 @@ misaligned (struct rbdx_ctx *ctx, const char *op, uint32_t count,
   nbdkit_debug ("rbdx: %s: %s of %" PRIu32 " bytes at %" PRIu64 " is not "
                 "aligned to the %" PRIu32 "-byte crypto sector", ctx->name,
                 op, count, offset, s);
-  nbdkit_set_error (EINVAL);
+  set_error (EINVAL);
   return true;
 }
 
@@ -393,7 +434,7 @@ fail (struct rbdx_ctx *ctx, const char *op, uint32_t count, uint64_t offset,
       int neg)
 {
   rbdx_log_request_error (ctx->name, op, offset, count, neg);
-  nbdkit_set_error (rbdx_nbd_error (neg));
+  set_error (rbdx_nbd_error (neg));
   return -1;
 }
 
@@ -409,7 +450,7 @@ outside (struct rbdx_ctx *ctx, const char *op, uint32_t count,
     return false;
   nbdkit_debug ("rbdx: %s: %s of %" PRIu32 " bytes at %" PRIu64 " is past "
                 "the image's current end", ctx->name, op, count, offset);
-  nbdkit_set_error (err);
+  set_error (err);
   return true;
 }
 
@@ -418,7 +459,7 @@ outside (struct rbdx_ctx *ctx, const char *op, uint32_t count,
 static int
 qos_stopped (void)
 {
-  nbdkit_set_error (errno ? errno : ESHUTDOWN);
+  set_error (errno ? errno : ESHUTDOWN);
   return -1;
 }
 
@@ -436,7 +477,7 @@ fua_flush (struct rbdx_ctx *ctx, uint32_t flags)
 }
 
 static int
-rbdx_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
+do_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
             uint32_t flags)
 {
   struct rbdx_conn *conn = handle;
@@ -445,14 +486,14 @@ rbdx_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
   if (misaligned (conn->rctx, "read", count, offset) ||
       outside (conn->rctx, "read", count, offset, EINVAL))
     return -1;
-  if (rbdx_qos_wait (conn->qos, false, count) < 0)
+  if (rbdx_qos_wait (conn->qos, false, count, &conn->metrics.qos_wait_ns) < 0)
     return qos_stopped ();
   r = rbdx_ctx_read (conn->rctx, buf, count, offset);
   return r < 0 ? fail (conn->rctx, "read", count, offset, r) : 0;
 }
 
 static int
-rbdx_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
+do_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
              uint32_t flags)
 {
   struct rbdx_conn *conn = handle;
@@ -461,7 +502,7 @@ rbdx_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
   if (misaligned (conn->wctx, "write", count, offset) ||
       outside (conn->wctx, "write", count, offset, ENOSPC))
     return -1;
-  if (rbdx_qos_wait (conn->qos, true, count) < 0)
+  if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
     return qos_stopped ();
   r = rbdx_ctx_write (conn->wctx, buf, count, offset, flags & NBDKIT_FLAG_FUA);
   if (r < 0)
@@ -470,7 +511,7 @@ rbdx_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
 }
 
 static int
-rbdx_flush (void *handle, uint32_t flags)
+do_flush (void *handle, uint32_t flags)
 {
   struct rbdx_conn *conn = handle;
   int r = rbdx_ctx_flush (conn->wctx);
@@ -479,7 +520,7 @@ rbdx_flush (void *handle, uint32_t flags)
 }
 
 static int
-rbdx_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+do_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
   struct rbdx_conn *conn = handle;
   int r;
@@ -487,7 +528,7 @@ rbdx_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   if (misaligned (conn->wctx, "trim", count, offset) ||
       outside (conn->wctx, "trim", count, offset, ENOSPC))
     return -1;
-  if (rbdx_qos_wait (conn->qos, true, count) < 0)
+  if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
     return qos_stopped ();
   r = rbdx_ctx_discard (conn->wctx, count, offset);
   if (r < 0)
@@ -496,7 +537,7 @@ rbdx_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 }
 
 static int
-rbdx_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+do_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
   struct rbdx_conn *conn = handle;
   bool may_hole = flags & NBDKIT_FLAG_MAY_TRIM;
@@ -504,13 +545,13 @@ rbdx_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 
   /* Thick zeroing writes real zeros: no faster than a write. */
   if ((flags & NBDKIT_FLAG_FAST_ZERO) && !may_hole) {
-    nbdkit_set_error (ENOTSUP);
+    set_error (ENOTSUP);
     return -1;
   }
   if (misaligned (conn->wctx, "write zeroes", count, offset) ||
       outside (conn->wctx, "write zeroes", count, offset, ENOSPC))
     return -1;
-  if (rbdx_qos_wait (conn->qos, true, count) < 0)
+  if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
     return qos_stopped ();
   r = rbdx_ctx_zero (conn->wctx, count, offset, may_hole);
   if (r < 0)
@@ -526,7 +567,7 @@ add_extent (void *arg, uint64_t offset, uint64_t length, bool hole)
 }
 
 static int
-rbdx_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
+do_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
               struct nbdkit_extents *extents)
 {
   struct rbdx_conn *conn = handle;
@@ -536,6 +577,75 @@ rbdx_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
     return -1;
   r = rbdx_ctx_extents (conn->rctx, count, offset, add_extent, extents);
   return r < 0 ? fail (conn->rctx, "block status", count, offset, r) : 0;
+}
+
+/* The request callbacks: each one counted (metrics.h) around its work. */
+static int
+rbdx_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
+            uint32_t flags)
+{
+  struct rbdx_conn *conn = handle;
+  uint64_t t0 = rbdx_metrics_begin (&conn->metrics);
+
+  req_err = 0;
+  return done (conn, RBDX_OP_READ, count, t0,
+               do_pread (conn, buf, count, offset, flags));
+}
+
+static int
+rbdx_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
+             uint32_t flags)
+{
+  struct rbdx_conn *conn = handle;
+  uint64_t t0 = rbdx_metrics_begin (&conn->metrics);
+
+  req_err = 0;
+  return done (conn, RBDX_OP_WRITE, count, t0,
+               do_pwrite (conn, buf, count, offset, flags));
+}
+
+static int
+rbdx_flush (void *handle, uint32_t flags)
+{
+  struct rbdx_conn *conn = handle;
+  uint64_t t0 = rbdx_metrics_begin (&conn->metrics);
+
+  req_err = 0;
+  return done (conn, RBDX_OP_FLUSH, 0, t0, do_flush (conn, flags));
+}
+
+static int
+rbdx_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  struct rbdx_conn *conn = handle;
+  uint64_t t0 = rbdx_metrics_begin (&conn->metrics);
+
+  req_err = 0;
+  return done (conn, RBDX_OP_TRIM, count, t0,
+               do_trim (conn, count, offset, flags));
+}
+
+static int
+rbdx_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  struct rbdx_conn *conn = handle;
+  uint64_t t0 = rbdx_metrics_begin (&conn->metrics);
+
+  req_err = 0;
+  return done (conn, RBDX_OP_ZERO, count, t0,
+               do_zero (conn, count, offset, flags));
+}
+
+static int
+rbdx_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
+              struct nbdkit_extents *extents)
+{
+  struct rbdx_conn *conn = handle;
+  uint64_t t0 = rbdx_metrics_begin (&conn->metrics);
+
+  req_err = 0;
+  return done (conn, RBDX_OP_BLOCK_STATUS, count, t0,
+               do_extents (conn, count, offset, flags, extents));
 }
 
 static void
@@ -584,6 +694,8 @@ rbdx_dump_plugin (void)
   "encryption_passphrase_file=PATH\n" \
   "                     The passphrase (the file less a final newline, as\n" \
   "                     rbd encryption format reads it; never logged).\n" \
+  "metrics_file=PATH    Write request metrics (Prometheus text format) to PATH.\n" \
+  "metrics_interval=S   Rewrite it every S seconds (default: 5).\n" \
   "identity=POOLID/[NAMESPACE/]IMAGEID[@SNAPID]\n" \
   "                     Serve exactly this image (as the export description\n" \
   "                     shows it), whatever its name means now.\n" \
@@ -606,6 +718,7 @@ static struct nbdkit_plugin plugin = {
   .magic_config_key   = "image",
   .dump_plugin        = rbdx_dump_plugin,
   .get_ready          = rbdx_get_ready,
+  .after_fork         = rbdx_after_fork,
   .list_exports       = rbdx_list_exports,
   .default_export     = rbdx_default_export,
   .open               = rbdx_open,

@@ -9,6 +9,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "metrics.h"
 #include "writer.h"
 
 struct rbdx_writer {
@@ -16,6 +17,7 @@ struct rbdx_writer {
   struct rbdx_ctx *ctx;
   unsigned refs;
   bool pinned;          /* exclusive: one reference held until cleanup */
+  bool counted_fence;   /* counted in rbdx_writer_fences */
 };
 
 /* table_lock guards the table and the references and is never held
@@ -86,6 +88,10 @@ find_usable (const struct rbdx_ident *ident, struct rbdx_writer **dead)
       w->refs++;
       return w;
     }
+    if (!w->counted_fence) {
+      w->counted_fence = true;
+      atomic_fetch_add (&rbdx_writer_fences, 1);
+    }
     if (w->pinned) {
       w->pinned = false;
       if (--w->refs == 0) {
@@ -153,6 +159,7 @@ rbdx_writer_get (const struct rbdx_options *o, const struct rbdx_spec *spec,
   table = nw;
   w = nw;
   pthread_mutex_unlock (&table_lock);
+  atomic_fetch_add (&rbdx_writer_opens, 1);
   pthread_mutex_unlock (&create_lock);
   if (dead2)
     close_writer (dead2);

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx plugin: request metrics, per connection and per image, written for
+ * Prometheus (node_exporter's textfile collector reads *.prom files).
+ *
+ * Cheap on the request path: each connection counts into its own struct
+ * with relaxed atomic adds (no lock shared between connections); the
+ * writer thread (metrics_file=) sums them every metrics_interval seconds
+ * under the connection list's lock, which the request path never takes,
+ * and replaces the file atomically (a temporary file renamed over it).
+ *
+ * Series (labels image, identity; per connection also conn, a serial
+ * number; op is read, write, trim, zero, flush or block_status):
+ *   rbdx_requests_total, rbdx_request_bytes_total, rbdx_request_errors_total
+ *   (also by errno), rbdx_request_duration_seconds (histogram, per image),
+ *   rbdx_requests_in_flight, rbdx_connections, rbdx_qos_wait_seconds_total,
+ *   and per process rbdx_writer_opens_total, rbdx_writer_fences_total.
+ */
+#ifndef RBDX_METRICS_H
+#define RBDX_METRICS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+enum rbdx_op {
+  RBDX_OP_READ, RBDX_OP_WRITE, RBDX_OP_TRIM, RBDX_OP_ZERO, RBDX_OP_FLUSH,
+  RBDX_OP_BLOCK_STATUS, RBDX_OP_N
+};
+
+/** Latency buckets: upper bounds 2^4 .. 2^(4+RBDX_LAT_N-1) microseconds
+ * (16 us .. 1 s), then +Inf. */
+#define RBDX_LAT_N 17
+
+/** NBD errors counted apart (errno values nbdkit sends), then "other". */
+#define RBDX_ERRNO_N 7
+
+/** One connection's counters.  Zero-initialised; updated lock-free. */
+struct rbdx_metrics {
+  _Atomic uint64_t requests[RBDX_OP_N];
+  _Atomic uint64_t bytes[RBDX_OP_N];
+  _Atomic uint64_t errors[RBDX_OP_N];
+  _Atomic uint64_t errnos[RBDX_ERRNO_N];
+  _Atomic uint64_t lat[RBDX_OP_N][RBDX_LAT_N + 1];
+  _Atomic uint64_t lat_sum_ns[RBDX_OP_N];
+  _Atomic uint64_t qos_wait_ns;    /**< time spent waiting for QoS. */
+  _Atomic int64_t in_flight;
+};
+
+/** Start a request: counts it in flight.  @return its start time (ns,
+ * CLOCK_MONOTONIC).  Thread-safe. */
+uint64_t rbdx_metrics_begin (struct rbdx_metrics *m);
+
+/** End a request of @p op over @p bytes that started at @p t0;
+ * @p nbd_errno is 0 or the errno handed to nbdkit.  Thread-safe. */
+void rbdx_metrics_end (struct rbdx_metrics *m, enum rbdx_op op,
+                       uint64_t bytes, uint64_t t0, int nbd_errno);
+
+struct rbdx_conn;
+
+/** A connection closes: add its counters to its image's totals, so that
+ * counters only grow.  Thread-safe. */
+void rbdx_metrics_retire (const struct rbdx_conn *conn);
+
+/** Process-wide events of the shared writers (writer.c). */
+extern _Atomic uint64_t rbdx_writer_opens, rbdx_writer_fences;
+
+/** Start the thread that writes @p path every @p interval_s seconds
+ * (after nbdkit's fork: .after_fork).  @return 0 or a negative errno. */
+int rbdx_metrics_start (const char *path, unsigned interval_s);
+
+/** Write the file once more and stop the thread (.cleanup). */
+void rbdx_metrics_stop (void);
+
+#endif /* RBDX_METRICS_H */

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# metrics_file= (man page METRICS): request counters in Prometheus' text
+# format, per image and per connection.
+# Asserts, with metrics_interval=1:
+#   - the file appears and parses as Prometheus text (name{labels} value);
+#   - after fio (nbd engine, 4 connections, 2000 4k reads and 2000 4k
+#     writes in all), rbdx_requests_total{op="read"} and {op="write"} for
+#     the image are at least fio's counts and the bytes match 4 KiB each;
+#     the histogram's count equals the requests (closed connections'
+#     counts are kept);
+#   - a read past the end of the image after it shrank under the open
+#     connection counts a read error, as EINVAL in
+#     rbdx_request_errors_by_errno_total;
+#   - with `rbd config image set ... rbd_qos_iops_limit` the QoS wait time
+#     grows;
+#   - the file is rewritten after the server stops (final counts).
+. "$RBDX_TESTS/lib.sh"
+requires_cluster
+requires fio nbdsh
+
+d=$(tmpdir)
+img=$(new_image 64M)
+serve "$d/s.sock" -- "$img" metrics_file="$d/rbdx.prom" metrics_interval=1
+u=$(uri "$d/s.sock")
+wait_for 10 test -s "$d/rbdx.prom" || fail "no metrics file within 10 s"
+
+fio --name=m --ioengine=nbd --uri="$u" --rw=randrw --rwmixread=50 --bs=4k \
+  --iodepth=4 --numjobs=4 --size=64M --number_ios=1000 --randrepeat=1 \
+  --output-format=json --output="$d/fio.json" >/dev/null 2>&1 || fail "fio failed"
+# A read that reaches rbdx and fails there: past the end of the image
+# after it shrank under the open connection.
+nbdsh -u "$u" -c - <<PY || fail "no EINVAL for a read past the shrunk end"
+import subprocess, time
+subprocess.run(["rbd", "resize", "--no-progress", "--allow-shrink",
+                "--size", "32M", "$img"], check=True)
+for i in range(100):
+    try:
+        h.pread(4096, 48 << 20)
+    except nbd.Error as e:
+        assert e.errno == "EINVAL", e
+        break
+    time.sleep(0.1)
+else:
+    raise SystemExit("the read past the shrunk end kept succeeding")
+PY
+sleep 2    # two metrics intervals
+
+# metric FILE NAME LABEL-REGEX: the sum of the matching series' values.
+metric() {
+  python3 - "$@" <<'PY'
+import re, sys
+path, name, want = sys.argv[1], sys.argv[2], sys.argv[3]
+total = 0.0
+for line in open(path):
+    if line.startswith("#") or not line.strip():
+        continue
+    m = re.fullmatch(r'([a-z_]+)(?:\{(.*)\})? ([0-9.e+-]+)', line.strip())
+    assert m, "not Prometheus text: %r" % line
+    if m.group(1) == name and re.search(want, m.group(2) or ""):
+        total += float(m.group(3))
+print(int(total) if total == int(total) else total)
+PY
+}
+
+read -r fr fw < <(python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))["jobs"]
+print(sum(x["read"]["total_ios"] for x in j), sum(x["write"]["total_ios"] for x in j))' "$d/fio.json")
+reads=$(metric "$d/rbdx.prom" rbdx_requests_total 'op="read"')
+writes=$(metric "$d/rbdx.prom" rbdx_requests_total 'op="write"')
+rbytes=$(metric "$d/rbdx.prom" rbdx_request_bytes_total 'op="read"')
+wbytes=$(metric "$d/rbdx.prom" rbdx_request_bytes_total 'op="write"')
+hist=$(metric "$d/rbdx.prom" rbdx_request_duration_seconds_count 'op="read"')
+rerr=$(metric "$d/rbdx.prom" rbdx_request_errors_total 'op="read"')
+einval=$(metric "$d/rbdx.prom" rbdx_request_errors_by_errno_total 'errno="EINVAL"')
+conns=$(grep -c 'rbdx_conn_requests_total{.*op="write"' "$d/rbdx.prom" || true)
+say "fio: $fr reads, $fw writes; metrics: $reads reads ($rbytes B), $writes writes ($wbytes B), histogram $hist, read errors $rerr (EINVAL $einval), $conns connections"
+[ "$reads" -ge "$fr" ] && [ "$writes" -ge "$fw" ] || fail "fewer requests counted than fio made"
+[ "$wbytes" = $((writes * 4096)) ] || fail "write bytes $wbytes for $writes writes of 4 KiB"
+[ "$hist" = "$reads" ] || fail "the read histogram counts $hist, requests $reads"
+[ "$rerr" -ge 1 ] && [ "$einval" -ge 1 ] || fail "the read past the end was not counted as an EINVAL error"
+
+say "QoS wait time"
+rbd config image set "$img" rbd_qos_iops_limit 50
+sleep 1
+nbdsh -u "$u" -c 'for i in range(60): h.pread(4096, i * 4096)' || fail "reads under QoS failed"
+sleep 2
+waited=$(metric "$d/rbdx.prom" rbdx_qos_wait_seconds_total '')
+say "waited for QoS: $waited s"
+python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > 0.3 else 1)' "$waited" ||
+  fail "rbdx_qos_wait_seconds_total is $waited after 60 reads at 50 IOPS"
+stop_server "$d/s.sock"
+final=$(metric "$d/rbdx.prom" rbdx_requests_total 'op="read"')
+[ "$final" -ge $((reads + 60)) ] || fail "the final write lacks the last reads ($final)"
