@@ -285,7 +285,7 @@ finisher (void *p)
   struct stub_image *img = &run->img;
   static atomic_uint next_id;
   unsigned seed = SEED + 7919u * (atomic_fetch_add (&next_id, 1) + 1);
-  struct stub_comp *batch[WORKERS];
+  struct stub_comp *batch[WORKERS + 1];   /* + the NULL that ends a burst */
   size_t n, j;
 
   for (;;) {
