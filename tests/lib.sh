@@ -6,6 +6,8 @@
 #   RBDX_TESTS    the tests/ source directory
 #   RBDX_BUILD    the build directory (for C test programs)
 #   CEPH_CONF     the sandbox cluster's ceph.conf (scripts/test starts one)
+#   RBDX_PRELOAD  set in sanitized builds: the runtime nbdkit needs
+#                 preloaded (with RBDX_SANITIZER_BIN, see below)
 # A test whose requirement is missing exits 77: meson counts it skipped.
 set -euo pipefail
 
@@ -17,6 +19,12 @@ export RBDX_TESTS RBDX_BUILD RBDX_PLUGIN
 # nbdsh and friends must use Debian's python3 (which has the nbd module),
 # not one earlier on PATH.
 export PATH="/usr/bin:/usr/sbin:$PATH"
+# A sanitized build (scripts/test --sanitize=...; tests/sanitizers/):
+# nbdkit is not instrumented, so every test starts it through the
+# generated wrapper that preloads the sanitizer runtime, RBDX_PRELOAD.
+if [ -n "${RBDX_PRELOAD:-}" ]; then
+  export PATH="$RBDX_SANITIZER_BIN:$PATH"
+fi
 
 test_name=$(basename "$0" .sh)
 # What to clean up is kept in files, so helpers called in a subshell
