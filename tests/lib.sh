@@ -154,7 +154,12 @@ stop_server() {
   [ -s "$pidfile" ] || return 0
   pid=$(cat "$pidfile")
   kill "$pid" 2>/dev/null || true
-  wait_for 10 exited "$pid" || true
+  if ! wait_for 10 exited "$pid"; then
+    # Hung on its way out: do not leave it behind (its pid file goes).
+    say "nbdkit $pid did not exit 10 s after SIGTERM: SIGKILL"
+    kill -9 "$pid" 2>/dev/null || true
+    wait_for 5 exited "$pid" || true
+  fi
   rm -f "$pidfile"
 }
 
