@@ -190,9 +190,9 @@ found:
   return 0;
 }
 
-int
-rbdx_options_set (struct rbdx_options *o, const char *key, const char *value,
-                  char *err, size_t errlen)
+static int
+options_set (struct rbdx_options *o, const char *key, const char *value,
+             char *err, size_t errlen)
 {
   const char *why = NULL;
   int r;
@@ -433,8 +433,8 @@ read_passphrase (struct rbdx_options *o, char *err, size_t errlen)
   return 0;
 }
 
-int
-rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen)
+static int
+options_complete (struct rbdx_options *o, char *err, size_t errlen)
 {
   struct rbdx_spec spec;
   int r;
@@ -446,8 +446,14 @@ rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen)
                  "[pool/[namespace/]]image[@snapshot], or pool=POOL to "
                  "serve every image of a pool");
   if (o->spec.image && o->pool) {
-    /* "img" means pool=/img; re-read it now that pool= is known. */
-    r = rbdx_spec_parse (o->image_text, o->pool, &spec, NULL);
+    /* "img" means pool=/img; re-read it now that pool= is known (a
+     * long pool= can make "pool/img" too long). */
+    const char *why = NULL;
+
+    r = rbdx_spec_parse (o->image_text, o->pool, &spec, &why);
+    if (r == -EINVAL)
+      return fail (err, errlen, "image='%s': %s (pool='%s')",
+                   o->image_text, why, o->pool);
     if (r < 0)
       return r;
     rbdx_spec_free (&o->spec);
@@ -485,6 +491,28 @@ rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen)
   if (r == 0 && o->passphrase_file)
     r = read_passphrase (o, err, errlen);
   return r;
+}
+
+/* Every error leaves a message, -ENOMEM too. */
+static int
+out_of_memory (int r, char *err, size_t errlen)
+{
+  if (r == -ENOMEM && errlen)
+    snprintf (err, errlen, "out of memory");
+  return r;
+}
+
+int
+rbdx_options_set (struct rbdx_options *o, const char *key, const char *value,
+                  char *err, size_t errlen)
+{
+  return out_of_memory (options_set (o, key, value, err, errlen), err, errlen);
+}
+
+int
+rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen)
+{
+  return out_of_memory (options_complete (o, err, errlen), err, errlen);
 }
 
 const char *

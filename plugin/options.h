@@ -128,7 +128,8 @@ struct rbdx_options {
  * repeated non-repeatable key is an error.
  *
  * @param err  receives a one-line message naming the key and value on
- *             error (always NUL-terminated when errlen > 0).
+ *             error, "out of memory" for -ENOMEM (always NUL-terminated
+ *             when errlen > 0, truncated to fit).
  * @return 0; -EINVAL for bad input (message in @p err); -ENOMEM.
  * Not thread-safe for the same @p o (nbdkit calls .config serially). */
 int rbdx_options_set (struct rbdx_options *o, const char *key,
@@ -140,10 +141,12 @@ int rbdx_options_set (struct rbdx_options *o, const char *key,
  * name readable regular files, exclusive=true is not combined with
  * writers=per-connection, size_file= not with pool= and its directory
  * writable, advertise_size=max only with size_file=, encryption_format=
- * and encryption_passphrase_file= together; the passphrase file is read
- * here (at most 64 KiB; like `rbd encryption format`, a final newline
- * is not part of the passphrase).
- * @return 0, -EINVAL with a message in @p err, or -ENOMEM. */
+ * and encryption_passphrase_file= together (the passphrase file is read
+ * here: at most 64 KiB; like `rbd encryption format`, a final newline is
+ * not part of the passphrase), and an image without a pool component
+ * still fits RBDX_SPEC_MAX with pool= added.
+ * @return 0, -EINVAL with a message in @p err, or -ENOMEM ("out of
+ *         memory" in @p err). */
 int rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen);
 
 /** Parse a size the way Ceph parses its size options (and librbd its

@@ -63,6 +63,15 @@ rbdx_spec_parse (const char *text, const char *default_pool,
   }
   end = p;
 
+  /* Without a pool component the canonical form gains "POOL/": it must
+   * fit RBDX_SPEC_MAX too, or rbdx_spec_format would print a spec that
+   * no longer parses (the mapper hands that form to the plugin). */
+  if (nslash == 0 &&
+      strlen (default_pool ? default_pool : RBDX_DEFAULT_POOL) + 1 +
+      (size_t) (end - text) > RBDX_SPEC_MAX)
+    return set_why (why, "the image spec is too long once its pool is "
+                    "added");
+
   img = nslash ? slash[nslash - 1] + 1 : text;
   if (nslash >= 1 && slash[0] == text)
     return set_why (why, "the pool name is empty");

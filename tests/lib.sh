@@ -7,6 +7,8 @@
 #   RBDX_TESTS    the tests/ source directory
 #   RBDX_BUILD    the build directory (for C test programs)
 #   CEPH_CONF     the sandbox cluster's ceph.conf (scripts/test starts one)
+#   RBDX_PRELOAD  set in sanitized builds: the runtime nbdkit needs
+#                 preloaded (with RBDX_SANITIZER_BIN, see below)
 # A test whose requirement is missing exits 77: meson counts it skipped.
 set -euo pipefail
 
@@ -18,6 +20,12 @@ export RBDX_TESTS RBDX_BUILD RBDX_PLUGIN
 # nbdsh and friends must use Debian's python3 (which has the nbd module),
 # not one earlier on PATH.
 export PATH="/usr/bin:/usr/sbin:$PATH"
+# A sanitized build (scripts/test --sanitize=...; tests/sanitizers/):
+# nbdkit is not instrumented, so every test starts it through the
+# generated wrapper that preloads the sanitizer runtime, RBDX_PRELOAD.
+if [ -n "${RBDX_PRELOAD:-}" ]; then
+  export PATH="$RBDX_SANITIZER_BIN:$PATH"
+fi
 
 test_name=$(basename "$0" .sh)
 # What to clean up is kept in files, so helpers called in a subshell
@@ -147,7 +155,12 @@ stop_server() {
   [ -s "$pidfile" ] || return 0
   pid=$(cat "$pidfile")
   kill "$pid" 2>/dev/null || true
-  wait_for 10 exited "$pid" || true
+  if ! wait_for 10 exited "$pid"; then
+    # Hung on its way out: do not leave it behind (its pid file goes).
+    say "nbdkit $pid did not exit 10 s after SIGTERM: SIGKILL"
+    kill -9 "$pid" 2>/dev/null || true
+    wait_for 5 exited "$pid" || true
+  fi
   rm -f "$pidfile"
 }
 

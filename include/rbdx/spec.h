@@ -41,13 +41,17 @@ struct rbdx_spec {
  * @return 0 on success; -EINVAL for a malformed spec (empty string or
  *         component, more than two '/', more than one '@', '@' in the
  *         pool or namespace part, control characters, longer than
- *         RBDX_SPEC_MAX bytes); -ENOMEM when allocation fails.
+ *         RBDX_SPEC_MAX bytes in canonical form, i.e. with
+ *         @p default_pool and '/' added when @p text names no pool, so
+ *         that rbdx_spec_format's text always parses again);
+ *         -ENOMEM when allocation fails.
  * Thread-safe (no shared state).
  */
 int rbdx_spec_parse (const char *text, const char *default_pool,
                      struct rbdx_spec *out, const char **why);
 
-/** Longest accepted spec text, in bytes (excluding the NUL). */
+/** Longest accepted spec, in bytes of its canonical form (excluding
+ * the NUL): rbdx_spec_format never needs more than RBDX_SPEC_MAX + 1. */
 #define RBDX_SPEC_MAX 1024
 
 /** Print @p spec in canonical form "pool/[ns/]image[@snap]" into

@@ -50,6 +50,10 @@ unit_exec_start() {
   done
   set +f
   [ $plugin_words -eq 1 ] || fail "ExecStart must name the plugin 'rbdx' exactly once: $line"
+  # A sanitized build's plugin needs the runtime preloaded (tests/lib.sh).
+  if [ -n "${RBDX_PRELOAD:-}" ] && [ "${UNIT_ARGV[0]##*/}" = nbdkit ]; then
+    UNIT_ARGV[0]=$RBDX_SANITIZER_BIN/nbdkit
+  fi
   [ -x "${UNIT_ARGV[0]}" ] || fail "ExecStart's program ${UNIT_ARGV[0]} is not executable"
 }
 

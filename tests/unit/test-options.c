@@ -634,6 +634,25 @@ test_image_outside_pool (void **state)
   assert_contains (err, "p1");
 }
 
+/* An image without a pool is re-read against pool= in
+ * rbdx_options_complete; when "POOL/IMAGE" is then too long for an image
+ * spec, the error has a message (it had none: -EINVAL and an empty
+ * err). */
+static void
+test_image_too_long_with_pool (void **state)
+{
+  struct rbdx_options *o = *state;
+  char err[ERRLEN], pool[RBDX_SPEC_MAX];
+
+  memset (pool, 'p', sizeof pool - 1);
+  pool[sizeof pool - 1] = '\0';
+  set_ok (o, "pool", pool);
+  set_ok (o, "image", "img");
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), -EINVAL);
+  assert_contains (err, "image='img'");
+  assert_contains (err, "too long");
+}
+
 static void
 test_bad_writers_and_exclusive (void **state)
 {
@@ -754,6 +773,7 @@ main (void)
     T (test_pool_only),
     T (test_bad_pool),
     T (test_image_outside_pool),
+    T (test_image_too_long_with_pool),
     T (test_bad_writers_and_exclusive),
     T (test_exclusive_needs_one_writer),
     T (test_parse_bool),

@@ -98,12 +98,61 @@ test_valid_max_length (void **state)
   char text[RBDX_SPEC_MAX + 1];
   struct rbdx_spec s = { 0 };
 
-  /* Exactly RBDX_SPEC_MAX bytes is accepted. */
+  /* Exactly RBDX_SPEC_MAX bytes with a pool is accepted. */
   memset (text, 'a', RBDX_SPEC_MAX);
   text[RBDX_SPEC_MAX] = '\0';
+  text[1] = '/';
   assert_int_equal (rbdx_spec_parse (text, NULL, &s, NULL), 0);
-  assert_int_equal (strlen (s.image), RBDX_SPEC_MAX);
+  assert_int_equal (strlen (s.image), RBDX_SPEC_MAX - 2);
+  assert_int_equal (rbdx_spec_format (&s, NULL, 0), RBDX_SPEC_MAX);
   rbdx_spec_free (&s);
+
+  /* Without one, the canonical form "rbd/..." is what must fit. */
+  memset (text, 'a', RBDX_SPEC_MAX);
+  text[RBDX_SPEC_MAX - 4] = '\0';
+  assert_int_equal (rbdx_spec_parse (text, NULL, &s, NULL), 0);
+  assert_int_equal (rbdx_spec_format (&s, NULL, 0), RBDX_SPEC_MAX);
+  rbdx_spec_free (&s);
+}
+
+static void check_invalid_with (const char *text, const char *default_pool);
+
+/* Caught by the round-trip check of tests/fuzz/fuzz-spec.c: an image of 1021 to 1024 bytes with
+ * no pool was accepted, but its canonical form "rbd/IMAGE" (what the
+ * mapper passes to the plugin) was then too long to parse. */
+static void
+test_canonical_form_parses_again (void **state)
+{
+  char text[RBDX_SPEC_MAX + 1], buf[RBDX_SPEC_MAX + 1];
+  struct rbdx_spec s = { 0 }, again = { 0 };
+  const char *why = NULL;
+  size_t len;
+
+  for (len = RBDX_SPEC_MAX - 6; len <= RBDX_SPEC_MAX; len++) {
+    memset (text, 'a', len);
+    text[len] = '\0';
+    if (len + strlen ("rbd/") > RBDX_SPEC_MAX) {
+      check_invalid_with (text, NULL);
+      check_invalid_with (text, "rbd");
+      continue;
+    }
+    assert_int_equal (rbdx_spec_parse (text, NULL, &s, NULL), 0);
+    assert_true (rbdx_spec_format (&s, buf, sizeof buf) < sizeof buf);
+    assert_int_equal (rbdx_spec_parse (buf, NULL, &again, &why), 0);
+    assert_string_equal (again.image, s.image);
+    rbdx_spec_free (&again);
+    rbdx_spec_free (&s);
+  }
+
+  /* The same with a longer default pool (pool= of the plugin). */
+  memset (text, 'a', RBDX_SPEC_MAX - 7);
+  text[RBDX_SPEC_MAX - 7] = '\0';
+  assert_int_equal (rbdx_spec_parse (text, "mypool", &s, NULL), 0);
+  assert_int_equal (rbdx_spec_format (&s, NULL, 0), RBDX_SPEC_MAX);
+  rbdx_spec_free (&s);
+  text[RBDX_SPEC_MAX - 7] = 'a';
+  text[RBDX_SPEC_MAX - 6] = '\0';
+  check_invalid_with (text, "mypool");
 }
 
 static void
@@ -341,6 +390,7 @@ main (void)
     cmocka_unit_test (test_valid_pool_ns_image),
     cmocka_unit_test (test_valid_unusual_characters),
     cmocka_unit_test (test_valid_max_length),
+    cmocka_unit_test (test_canonical_form_parses_again),
     cmocka_unit_test (test_why_may_be_null),
     cmocka_unit_test (test_invalid_empty),
     cmocka_unit_test (test_invalid_empty_component),
