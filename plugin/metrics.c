@@ -140,6 +140,9 @@ add_counters (struct image *im, const struct rbdx_metrics *m)
   im->qos_wait_ns += atomic_load_explicit (&m->qos_wait_ns, R);
 }
 
+static char *path;              /* metrics_file=, NULL when off */
+static unsigned interval;
+
 /* Counters of closed connections, per image (retire_lock). */
 #define RETIRED_MAX 1024
 static pthread_mutex_t retire_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -147,10 +150,22 @@ static struct image *retired;
 static size_t nretired;
 
 void
+rbdx_metrics_free (void)
+{
+  pthread_mutex_lock (&retire_lock);
+  free (retired);
+  retired = NULL;
+  nretired = 0;
+  pthread_mutex_unlock (&retire_lock);
+}
+
+void
 rbdx_metrics_retire (const struct rbdx_conn *conn)
 {
   struct image *im;
 
+  if (!path)
+    return;                      /* no metrics_file: nobody reads them */
   pthread_mutex_lock (&retire_lock);
   if (!retired)
     retired = calloc (RETIRED_MAX, sizeof *retired);
@@ -245,8 +260,7 @@ one_image (FILE *f, const struct image *im)
   fprintf (f, "} %.6f\n", (double) im->qos_wait_ns / 1e9);
 }
 
-static char *path;
-static unsigned interval;
+
 static pthread_t thread;
 static bool running;
 static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;

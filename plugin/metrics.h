@@ -70,4 +70,8 @@ int rbdx_metrics_start (const char *path, unsigned interval_s);
 /** Write the file once more and stop the thread (.cleanup). */
 void rbdx_metrics_stop (void);
 
+/** Release the closed connections' totals (.unload, when no connection
+ * is left). */
+void rbdx_metrics_free (void);
+
 #endif /* RBDX_METRICS_H */

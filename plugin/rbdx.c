@@ -82,6 +82,7 @@ done (struct rbdx_conn *conn, enum rbdx_op op, uint64_t bytes, uint64_t t0,
 static void
 rbdx_unload (void)
 {
+  rbdx_metrics_free ();
   rbdx_options_free (&opts);
 }
 

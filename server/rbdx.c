@@ -27,6 +27,7 @@
 #include "links.h"
 #include "netlink.h"
 #include "state.h"
+#include "status.h"
 #include "supervise.h"
 
 #define MAX_MAPPED 1024
@@ -57,6 +58,7 @@ usage (FILE *f)
     "       rbdx map|unmap --connection-info FILE|-\n"
     "       rbdx attach [OPTIONS] /dev/nbdX [SPEC|URI [KEY=VALUE...]]\n"
     "       rbdx list-mapped [--format plain|json]      (alias: list)\n"
+    "       rbdx status [/dev/nbdX|SPEC|URI] [--format plain|json]\n"
     "       rbdx -h | --help | --version\n"
     "map options:\n"
     "  -c, --connections N      NBD connections (default: CPUs, at most 16)\n"
@@ -73,7 +75,7 @@ usage (FILE *f)
     "      --id NAME, --conf FILE, --keyring FILE   cephx user, ceph.conf, keyring\n"
     "  -o, --option KEY=VALUE   any rbdx plugin parameter (nbdkit-rbdx-plugin(1));\n"
     "                           a bare KEY=VALUE after the spec works too\n"
-    "      --format plain|json  output format (map, attach, list-mapped)\n"
+    "      --format plain|json  output format (map, attach, list-mapped, status)\n"
     "      --connection-info FILE|-  map (or unmap) the volume a Cinder/os-brick RBD\n"
     "                           connection_info describes; prints os-brick's device\n"
     "                           info JSON\n"
@@ -152,21 +154,6 @@ parse_seconds (const char *name, const char *v, unsigned max)
   return (unsigned) n;
 }
 
-static void
-json_string (FILE *f, const char *s)
-{
-  fputc ('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char) *s;
-    if (c == '"' || c == '\\')
-      fprintf (f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf (f, "\\u%04x", c);
-    else
-      fputc (c, f);
-  }
-  fputc ('"', f);
-}
 
 /* Remove the private directories (socket, logs) of supervisors that were
  * killed and so could not clean up. */
@@ -243,7 +230,7 @@ print_mapping (bool json, int index, const char *target, unsigned conns,
     return;
   }
   printf ("{\"device\":\"/dev/nbd%d\",\"%s\":", index, is_uri (target) ? "uri" : "image");
-  json_string (stdout, target);
+  rbdx_json_string (stdout, target);
   printf (",\"connections\":%u,\"read_only\":%s,\"server_pid\":", conns,
           read_only ? "true" : "false");
   if (server > 0)
@@ -525,7 +512,7 @@ print_device_info (int index, const char *spec)
   if (rbdx_link_path (spec, link, sizeof link) < 0)
     snprintf (link, sizeof link, "/dev/nbd%d", index);
   printf ("{\"type\":\"block\",\"path\":");
-  json_string (stdout, link);
+  rbdx_json_string (stdout, link);
   printf (",\"device\":\"/dev/nbd%d\"}\n", index);
 }
 
@@ -808,6 +795,34 @@ cmd_attach (struct cli *c)
   return 0;
 }
 
+/* rbdx status [DEV|SPEC|URI]: every mapping, or the one named. */
+static int
+cmd_status (struct cli *c)
+{
+  struct rbdx_state all[MAX_MAPPED], *st;
+  int n, shown = 0;
+
+  if (c->nargs > 2)
+    die (2, "status wants at most one device, image spec or URI");
+  n = load_mapped (all, MAX_MAPPED);
+  st = c->nargs == 2 ? find_mapped (c->args[1], all, n) : NULL;
+  if (c->nargs == 2 && !st)
+    die (1, "%s is not mapped", c->args[1]);
+  if (c->json)
+    printf ("[");
+  for (int i = 0; i < n; i++) {
+    if (st && &all[i] != st)
+      continue;
+    if (c->json && shown)
+      printf (",");
+    rbdx_status_print (&all[i], c->json);
+    shown++;
+  }
+  if (c->json)
+    printf ("]\n");
+  return 0;
+}
+
 static int
 cmd_list (struct cli *c)
 {
@@ -827,7 +842,7 @@ cmd_list (struct cli *c)
     if (c->json) {
       printf ("%s{\"device\":\"%s\",\"%s\":", i ? "," : "", dev,
               is_uri (all[i].target) ? "uri" : "image");
-      json_string (stdout, all[i].target);
+      rbdx_json_string (stdout, all[i].target);
       printf (",\"connections\":%u,\"read_only\":%s,\"server_pid\":", all[i].connections,
               all[i].read_only ? "true" : "false");
       if (all[i].server > 0)
@@ -839,7 +854,7 @@ cmd_list (struct cli *c)
               rbdx_device_bytes (all[i].index),
               rbdx_device_connected (all[i].index) ? "true" : "false");
       if (*all[i].identity)
-        json_string (stdout, all[i].identity);
+        rbdx_json_string (stdout, all[i].identity);
       else
         printf ("null");
       printf ("}");
@@ -896,6 +911,11 @@ main (int argc, char **argv)
     return cmd_attach (&c);
   if (!strcmp (argv[1], "list-mapped") || !strcmp (argv[1], "list"))
     return cmd_list (&c);
+  if (!strcmp (argv[1], "status")) {
+    int r = cmd_status (&c);
+    free (c.args);
+    return r;
+  }
   fprintf (stderr, "%s: unknown command '%s'\n", prog, argv[1]);
   usage (stderr);
   return 2;

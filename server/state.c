@@ -45,11 +45,13 @@ rbdx_state_save (const struct rbdx_state *st)
     return -errno;
   fprintf (f, "index=%d\ntarget=%s\nbackend=%s\nsocket=%s\nconnections=%u\n"
            "supervisor=%ld\nsupervisor_start=%llu\nserver=%ld\nserver_start=%llu\n"
-           "resize_poll=%u\nread_only=%d\nidentity=%s\nparams=%s\n",
+           "resize_poll=%u\nread_only=%d\nidentity=%s\nmetrics=%s\n"
+           "reattaches=%lu\nresizes=%lu\nserver_restarts=%lu\nparams=%s\n",
            st->index, st->target, st->backend, st->socket, st->connections,
            (long) st->supervisor, st->supervisor_start, (long) st->server,
            st->server_start, st->resize_poll, st->read_only ? 1 : 0,
-           st->identity, st->params);
+           st->identity, st->metrics, st->reattaches, st->resizes,
+           st->server_restarts, st->params);
   if (fclose (f) == EOF || rename (tmp, path) == -1) {
     int e = errno;
     unlink (tmp);
@@ -94,6 +96,12 @@ rbdx_state_load (int index, struct rbdx_state *st)
     else if (!strcmp (line, "server_start")) st->server_start = strtoull (v, NULL, 10);
     else if (!strcmp (line, "resize_poll")) st->resize_poll = (unsigned) atoi (v);
     else if (!strcmp (line, "read_only")) st->read_only = atoi (v) != 0;
+    else if (!strcmp (line, "metrics"))
+      snprintf (st->metrics, sizeof st->metrics, "%s", v);
+    else if (!strcmp (line, "reattaches")) st->reattaches = strtoul (v, NULL, 10);
+    else if (!strcmp (line, "resizes")) st->resizes = strtoul (v, NULL, 10);
+    else if (!strcmp (line, "server_restarts"))
+      st->server_restarts = strtoul (v, NULL, 10);
     else if (!strcmp (line, "identity"))
       snprintf (st->identity, sizeof st->identity, "%s", v);
     else if (!strcmp (line, "params")) snprintf (st->params, sizeof st->params, "%s", v);

@@ -33,6 +33,10 @@ struct rbdx_state {
    *  ("POOLID/[NS/]IMAGEID[@SNAPID]", include/rbdx/identity.h), or "" when
    *  it stated none (a foreign NBD server, an older rbdx). */
   char identity[320];
+  char metrics[300];               /**< the server's metrics_file, or "" */
+  unsigned long reattaches;        /**< connections handed over again */
+  unsigned long resizes;           /**< device size changes followed */
+  unsigned long server_restarts;   /**< servers started after the first */
   /** Plugin parameters KEY=VALUE given to `rbdx map`, each followed by
    *  RBDX_PARAM_SEP (so a server can be started again by `rbdx attach`). */
   char params[4096];

@@ -64,7 +64,11 @@ struct sup {
    * server started later is pinned to it (identity=), and a re-attach to
    * a server stating another identity is refused. */
   char identity[320];
+  unsigned long reattaches, resizes, restarts;   /* for rbdx status */
+  char metrics[300];       /* our server's metrics_file */
 };
+
+static void save_state (struct sup *s);
 
 static double
 now (void)
@@ -166,6 +170,7 @@ remove_private_dir (struct sup *s)
   unlink (s->sock);
   unlink (s->srvlog);
   unlink (s->sizefile);
+  unlink (s->metrics);
   snprintf (path, sizeof path, "%s/supervisor.log", s->dir);
   unlink (path);
   rmdir (s->dir);
@@ -198,7 +203,7 @@ spawn_server (struct sup *s)
 {
   const struct rbdx_map_opts *o = s->o;
   char **argv = calloc (o->nparams + 16, sizeof *argv);
-  char size_param[320], id_param[340];
+  char size_param[320], id_param[340], metrics_param[320];
   size_t n = 0, i;
   pid_t pid, parent;
 
@@ -221,6 +226,10 @@ spawn_server (struct sup *s)
    * (see server/README.md). */
   argv[n++] = size_param;
   argv[n++] = "advertise_size=max";
+  /* Request counters for `rbdx status` (nbdkit-rbdx-plugin(1), METRICS). */
+  snprintf (metrics_param, sizeof metrics_param, "metrics_file=%s", s->metrics);
+  argv[n++] = metrics_param;
+  argv[n++] = "metrics_interval=2";
   /* Once the image is known, a restarted server serves exactly it, even
    * if its name now means another image (rename, re-create). */
   if (*s->identity) {
@@ -346,6 +355,8 @@ reattach (struct sup *s)
     return;
   }
   add_copies (s, fds, n, e.size);
+  s->reattaches += n;
+  save_state (s);
   logmsg ("re-attached %u connection(s) (export size %llu bytes)", n,
           (unsigned long long) e.size);
   s->dead -= n;
@@ -387,8 +398,11 @@ follow_size_file (struct sup *s)
   logmsg ("the image's size changed from %llu to %llu bytes: %s",
           (unsigned long long) s->dev_size, (unsigned long long) v,
           r ? errno_text (r) : "device size set");
-  if (!r)
+  if (!r) {
     s->dev_size = v;
+    s->resizes++;
+    save_state (s);
+  }
 }
 
 /* URI mode: ask the server for the export's size now; follow it. */
@@ -410,8 +424,11 @@ poll_size (struct sup *s)
     logmsg ("the export shrank from %llu to %llu bytes: %s",
             (unsigned long long) s->dev_size, (unsigned long long) e.size,
             r ? errno_text (r) : "device size set");
-    if (!r)
+    if (!r) {
       s->dev_size = e.size;
+      s->resizes++;
+      save_state (s);
+    }
     s->grow_to = 0;
     return;
   }
@@ -446,6 +463,8 @@ finish_growth (struct sup *s)
   if (!r) {
     s->dev_size = s->grow_to;
     s->grow_to = 0;
+    s->resizes++;
+    save_state (s);
   }
 }
 
@@ -489,6 +508,10 @@ save_state (struct sup *s)
 
   snprintf (st.target, sizeof st.target, "%s", s->o->target);
   snprintf (st.identity, sizeof st.identity, "%s", s->identity);
+  snprintf (st.metrics, sizeof st.metrics, "%s", s->o->is_uri ? "" : s->metrics);
+  st.reattaches = s->reattaches;
+  st.resizes = s->resizes;
+  st.server_restarts = s->restarts;
   snprintf (st.backend, sizeof st.backend, "%s", s->backend);
   snprintf (st.socket, sizeof st.socket, "%s", s->o->is_uri ? "" : s->sock);
   for (size_t i = 0; i < s->o->nparams; i++) {
@@ -592,8 +615,10 @@ run (struct sup *s)
       logmsg ("asked to re-attach: %u connection(s) known dead", s->dead);
     }
     if (!s->o->is_uri && s->server == 0 && t >= s->next_server_start) {
-      if (spawn_server (s) == 0)
+      if (spawn_server (s) == 0) {
+        s->restarts++;
         save_state (s);
+      }
       else
         s->next_server_start = t + 1;
     }
@@ -726,7 +751,8 @@ supervise (const struct rbdx_map_opts *o, int report_fd)
   if (snprintf (s->dir, sizeof s->dir, "%s/sup-%ld", rbdx_run_dir (), (long) getpid ()) < 0 ||
       snprintf (s->sock, sizeof s->sock, "%s/nbd.sock", s->dir) < 0 ||
       snprintf (s->srvlog, sizeof s->srvlog, "%s/server.log", s->dir) < 0 ||
-      snprintf (s->sizefile, sizeof s->sizefile, "%s/size", s->dir) < 0)
+      snprintf (s->sizefile, sizeof s->sizefile, "%s/size", s->dir) < 0 ||
+      snprintf (s->metrics, sizeof s->metrics, "%s/metrics.prom", s->dir) < 0)
     _exit (1);
   snprintf (s->backend, sizeof s->backend, "rbdx:%s", o->target);
   s->connect_to = o->is_uri ? o->target : s->sock;

@@ -180,6 +180,13 @@ grep -qx "identity=$NBD_IDENTITY" /share/nbdkit-args ||
   fail "the restarted server is not pinned to $NBD_IDENTITY: $(cat /share/nbdkit-args)"
 "$MAPPER" list-mapped --format json | grep -q "\"identity\":\"$NBD_IDENTITY\"" ||
   fail "list-mapped does not show identity $NBD_IDENTITY: $("$MAPPER" list-mapped --format json)"
+# rbdx status counts the restart and the re-attached connections (the
+# stand-in server writes no metrics; test-metrics.sh covers those).
+st=$("$MAPPER" status --format json /dev/nbd0) || fail "rbdx status failed"
+say "status: $st"
+echo "$st" | grep -q '"server_restarts":[1-9]' || fail "status does not count the server restart: $st"
+echo "$st" | grep -q '"reattaches":[1-9]' || fail "status does not count the re-attached connections: $st"
+"$MAPPER" status | grep -q "^/dev/nbd0: $spec" || fail "plain status: $("$MAPPER" status)"
 
 # The supervisor dies: attach brings a new supervisor and server (and
 # kills the old server if it outlived its supervisor).

@@ -14,7 +14,9 @@
 #     rbdx_request_errors_by_errno_total;
 #   - with `rbd config image set ... rbd_qos_iops_limit` the QoS wait time
 #     grows;
-#   - the file is rewritten after the server stops (final counts).
+#   - the file is rewritten after the server stops (final counts);
+#   - `rbdx status` of a mapping whose server wrote that file shows its
+#     counts and the supervisor's (plain and JSON).
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 requires fio nbdsh
@@ -92,3 +94,38 @@ python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > 0.3 else 1)' "$waited
 stop_server "$d/s.sock"
 final=$(metric "$d/rbdx.prom" rbdx_requests_total 'op="read"')
 [ "$final" -ge $((reads + 60)) ] || fail "the final write lacks the last reads ($final)"
+
+# `rbdx status` reads such a file for a mapping (the mapper's own server
+# writes one): a mapping's state pointing at it, in a run directory of
+# this test's own, with this shell standing in for the live supervisor.
+mapper=$RBDX_BUILD/server/rbdx
+[ -x "$mapper" ] || { say "no mapper built: rbdx status not checked"; exit 0; }
+run="$d/run"
+mkdir -p "$run"
+cat >"$run/nbd99" <<EOS
+index=99
+target=$img
+connections=4
+supervisor=$$
+supervisor_start=$(awk '{print $22}' /proc/$$/stat)
+identity=1/abc
+metrics=$d/rbdx.prom
+reattaches=3
+resizes=1
+server_restarts=1
+EOS
+RBDX_RUN_DIR="$run" "$mapper" status --format json /dev/nbd99 >"$d/status.json" ||
+  fail "rbdx status failed"
+python3 - "$d/status.json" "$final" "$writes" <<'PY' || fail "rbdx status: $(cat "$d/status.json")"
+import json, sys
+(s,) = json.load(open(sys.argv[1]))
+assert s["device"] == "/dev/nbd99" and s["identity"] == "1/abc", s
+assert (s["reattaches"], s["resizes"], s["server_restarts"]) == (3, 1, 1), s
+assert s["requests"]["read"] == int(sys.argv[2]), s["requests"]
+assert s["requests"]["write"] == int(sys.argv[3]), s["requests"]
+assert s["bytes"]["write"] == 4096 * int(sys.argv[3]), s["bytes"]
+assert s["errors"]["read"] >= 1 and s["qos_wait_seconds"] > 0.3, s
+PY
+RBDX_RUN_DIR="$run" "$mapper" status /dev/nbd99 | grep -q "re-attached 3" ||
+  fail "rbdx status (plain): $(RBDX_RUN_DIR="$run" "$mapper" status /dev/nbd99)"
+say "rbdx status: $(cat "$d/status.json")"
