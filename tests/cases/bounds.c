@@ -1,4 +1,4 @@
-/* bounds: case C12 of ../shared/cases/README.md, and the same bounds
+/* bounds: out-of-bounds requests (case C12), and the same bounds
  * where only rbdx's own checks can stop a request.
  *
  * With libnbd's strict mode off (so the requests reach the server),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Case C12 (../shared/cases/README.md): with client strict mode off,
+# Case C12, out-of-bounds requests: with client strict mode off,
 # reads, writes (with and without FUA), WRITE_ZEROES, TRIM and
 # BLOCK_STATUS crossing the end (at size-2048) and wholly past it get
 # NBD_EINVAL (read, trim, block status) or NBD_ENOSPC (write, write
