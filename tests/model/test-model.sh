@@ -11,7 +11,7 @@
 # (FLUSH and FUA replies); how connections are dropped: below.
 #
 #   test-model.sh short   suite cluster: 8000 requests per run, at most
-#                         45 s each
+#                         30 s of requests each
 #   test-model.sh soak    suite soak, only with RBDX_SOAK=1: 40000
 #                         requests per run, at most 240 s each, depth 16
 #
@@ -21,7 +21,7 @@
 
 mode=${1:-short}
 case $mode in
-  short) requests=8000 seconds=45 depth=8 default_seed=20261130 ;;
+  short) requests=8000 seconds=30 depth=8 default_seed=20261130 ;;
   soak)
     [ "${RBDX_SOAK:-}" = 1 ] || skip "soak runs only with RBDX_SOAK=1"
     requests=40000 seconds=240 depth=16 default_seed=1130 ;;
