@@ -18,9 +18,14 @@
  * NBD_CMD_WRITE_ZEROES):
  *   - its content is known (all zero at the start, the data of the
  *     last WRITE, zero after a WRITE_ZEROES) or unknown (after a TRIM,
- *     which may leave data; after a refused or abandoned request that
- *     could have modified it; after a modification whose reply never
- *     came, for good, as it may still land at any time);
+ *     which may leave data; after a refused request, or one whose reply
+ *     never came, that could have modified it);
+ *   - after a connection was dropped with a modification in flight,
+ *     that modification may still land at any time: a later write
+ *     there leaves the byte unknown too, until the server has closed
+ *     its end of the dropped connection (seen with sock_diag on the
+ *     Unix socket: nbdkit closes it only after the connection's
+ *     requests have returned), for good where that cannot be seen;
  *   - while a modifying request covering it is in flight, a READ or
  *     BLOCK_STATUS is not checked there (also when the modification
  *     is sent after the read);
@@ -90,8 +95,13 @@
  * the seed, the request number, the connection, the offsets and the
  * differing bytes), 2 on bad usage.
  */
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "nbd-check.h"
@@ -147,6 +157,17 @@ struct conn {
   unsigned in_flight;
 };
 
+/* The modifications abandoned with one dropped connection, tainting
+ * their ranges until the server has closed its end of that connection
+ * (nbdkit closes it only after its requests have returned). */
+struct abandoned {
+  uint32_t server_ino;          /* Unix socket inode of the server's end */
+  uint64_t *ranges;             /* start, end pairs */
+  size_t n;
+  struct abandoned *next;
+};
+static struct abandoned *abandoned_list;
+
 /* Options. */
 static uint64_t seed = 1, n_requests = 2000;
 static double seconds = 60;
@@ -159,7 +180,8 @@ static uint64_t size, obj_size = 1 * MiB, max_block;
 static bool max_advertised;
 static uint32_t *tag;          /* content: 0 zero, UNKNOWN_TAG, else a tag */
 static unsigned char *vis;     /* VIS_ALL, VIS_NOBODY or a serial */
-static unsigned char *taint;   /* an abandoned modification may land */
+static unsigned char *taint;   /* abandoned modifications that may land
+                                  (a count; 255 sticks) */
 
 static struct conn conns[MAX_CONNS];
 static unsigned next_serial;
@@ -170,7 +192,7 @@ static uint64_t acks, issued;
 static uint64_t rng_state;
 
 /* Statistics. */
-static uint64_t n_cmd[6], n_bad[5], n_abrupt, n_opened, n_closed,
+static uint64_t n_cmd[6], n_bad[5], n_abrupt, n_opened, n_closed, n_watched,
   checked_bytes, zero_claims, n_fast_refused, n_oversized_ok;
 
 static uint64_t
@@ -336,6 +358,93 @@ make_mask (struct req *r, uint64_t s, uint64_t e)
     b = me < e ? me : e;
     if (a < b)
       memset (r->mask + (a - r->offset), 0, b - a);
+  }
+}
+
+/* One sock_diag query for the Unix socket with inode INO: 1 if it
+ * exists (and *PEER, if given, is its peer's inode), 0 if not, -1 if
+ * the kernel cannot say (no sock_diag). */
+static int
+unix_diag (uint32_t ino, uint32_t *peer)
+{
+  struct {
+    struct nlmsghdr nlh;
+    struct unix_diag_req req;
+  } q = {
+    .nlh = { .nlmsg_len = sizeof q, .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+             .nlmsg_flags = NLM_F_REQUEST },
+    .req = { .sdiag_family = AF_UNIX, .udiag_states = ~0U,
+             .udiag_ino = ino, .udiag_show = UDIAG_SHOW_PEER,
+             .udiag_cookie = { ~0U, ~0U } },
+  };
+  union {
+    struct nlmsghdr nlh;
+    char buf[8192];
+  } a;
+  int fd = socket (AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+  ssize_t n;
+  int r = -1;
+
+  if (fd == -1)
+    return -1;
+  if (send (fd, &q, sizeof q, 0) != sizeof q)
+    goto out;
+  n = recv (fd, &a, sizeof a, 0);
+  if (n < (ssize_t) sizeof (struct nlmsghdr) || !NLMSG_OK (&a.nlh, n))
+    goto out;
+  if (a.nlh.nlmsg_type == NLMSG_ERROR) {
+    const struct nlmsgerr *e = NLMSG_DATA (&a.nlh);
+    r = e->error == -ENOENT ? 0 : -1;
+    goto out;
+  }
+  if (a.nlh.nlmsg_type != SOCK_DIAG_BY_FAMILY)
+    goto out;
+  r = 1;
+  if (peer) {
+    const struct unix_diag_msg *m = NLMSG_DATA (&a.nlh);
+    struct rtattr *at = (struct rtattr *) (m + 1);
+    int len = (int) a.nlh.nlmsg_len - NLMSG_LENGTH (sizeof *m);
+    *peer = 0;
+    for (; RTA_OK (at, len); at = RTA_NEXT (at, len))
+      if (at->rta_type == UNIX_DIAG_PEER)
+        memcpy (peer, RTA_DATA (at), sizeof *peer);
+  }
+out:
+  close (fd);
+  return r;
+}
+
+/* The inode of the server's end of Unix socket FD, or 0 when it cannot
+ * be known (TCP, no sock_diag). */
+static uint32_t
+server_end (int fd)
+{
+  struct stat st;
+  uint32_t peer = 0;
+
+  if (fstat (fd, &st) == -1 || unix_diag ((uint32_t) st.st_ino, &peer) != 1)
+    return 0;
+  return peer;
+}
+
+/* Lift the taint of every dropped connection whose server end is gone. */
+static void
+release_abandoned (void)
+{
+  struct abandoned **p = &abandoned_list, *a;
+
+  while ((a = *p)) {
+    if (unix_diag (a->server_ino, NULL) != 0) {
+      p = &a->next;
+      continue;
+    }
+    for (size_t i = 0; i < a->n; i += 2)
+      for (uint64_t b = a->ranges[i]; b < a->ranges[i + 1]; b++)
+        if (taint[b] != 255)
+          taint[b]--;
+    *p = a->next;
+    free (a->ranges);
+    free (a);
   }
 }
 
@@ -792,8 +901,9 @@ half_close (struct conn *cn)
 }
 
 /* Close connection SLOT with its requests in flight: their replies
- * never come; what they could modify is unknown (for good with
- * --hangup=close, as they may still land at any time). */
+ * never come; what they could modify is unknown, and with
+ * --hangup=close tainted (they may still land) until the server has
+ * closed its end of the connection. */
 static void
 close_slot_abruptly (int slot)
 {
@@ -801,7 +911,17 @@ close_slot_abruptly (int slot)
   struct req *r, *next;
   uint64_t s, e;
   struct req *dead = NULL;
+  struct abandoned *a = NULL;
 
+  if (!hangup_half) {
+    uint32_t ino = server_end (nbd_aio_get_fd (cn->h));
+    if (ino) {
+      a = calloc (1, sizeof *a);
+      if (!a)
+        FAIL ("out of memory");
+      a->server_ino = ino;
+    }
+  }
   for (r = live; r; r = next) {
     next = r->next_live;
     if (r->slot != slot)
@@ -810,11 +930,28 @@ close_slot_abruptly (int slot)
     r->abandoned = true;
     if (modifies (r->cmd) && clamp (r->offset, r->count, &s, &e)) {
       set_unknown (s, e);
-      if (!hangup_half)
-        memset (taint + s, 1, e - s);
+      if (!hangup_half) {
+        /* Tainted until the server has closed its end, for good when
+         * that cannot be seen. */
+        for (uint64_t b = s; b < e; b++)
+          if (taint[b] != 255)
+            taint[b] = a ? taint[b] + 1 : 255;
+        if (a) {
+          a->ranges = realloc (a->ranges, (a->n + 2) * sizeof *a->ranges);
+          if (!a->ranges)
+            FAIL ("out of memory");
+          a->ranges[a->n++] = s;
+          a->ranges[a->n++] = e;
+        }
+      }
     }
     r->next_live = dead;
     dead = r;
+  }
+  if (a) {
+    a->next = abandoned_list;
+    abandoned_list = a;
+    n_watched++;
   }
   if (hangup_half)
     half_close (cn);
@@ -1186,6 +1323,8 @@ main (int argc, char *argv[])
         issue_valid (slot);
     }
     poll_once (live ? 100 : 0);
+    if (abandoned_list)
+      release_abandoned ();
   }
 
   /* Drain; then a final FLUSH makes every answered write visible. */
@@ -1211,16 +1350,23 @@ main (int argc, char *argv[])
           PRIu64 " past the end, %" PRIu64 " zero length, %" PRIu64
           " oversized (%" PRIu64 " served), %" PRIu64 " bad flags; %" PRIu64
           " FAST_ZERO refused; %" PRIu64 " connections opened, %" PRIu64
-          " closed cleanly, %" PRIu64 " dropped with requests in flight; %"
+          " closed cleanly, %" PRIu64 " dropped with requests in flight (%"
+          PRIu64 " watched until the server closed its end); %"
           PRIu64 " bytes checked, %" PRIu64 " zero extents checked\n", seed,
           issued, now_s () - start, n_cmd[C_READ], n_cmd[C_WRITE],
           n_cmd[C_FLUSH], n_cmd[C_TRIM], n_cmd[C_ZERO], n_cmd[C_BS],
           n_bad[B_RANGE], n_bad[B_ZERO_LEN], n_bad[B_OVERSIZED],
           n_oversized_ok, n_bad[B_FLAGS], n_fast_refused, n_opened, n_closed,
-          n_abrupt, checked_bytes, zero_claims);
+          n_abrupt, n_watched, checked_bytes, zero_claims);
 
   if (rbd_image)
     compare_export ();
+  while (abandoned_list) {
+    struct abandoned *a = abandoned_list;
+    abandoned_list = a->next;
+    free (a->ranges);
+    free (a);
+  }
   free (tag);
   free (vis);
   free (taint);
