@@ -581,8 +581,12 @@ rbdx_ctx_flush (struct rbdx_ctx *ctx)
 int
 rbdx_ctx_discard (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset)
 {
-  ssize_t r = before_write (ctx, count, offset);
+  ssize_t r;
 
+  /* NBD: a trim past the end is EINVAL (a write's is ENOSPC). */
+  if (!rbdx_ctx_inside (ctx, count, offset))
+    return -EINVAL;
+  r = before_write (ctx, count, offset);
   if (r == 0)
     r = run (ctx, OP_DISCARD, NULL, count, offset, 0);
   return r < 0 ? (int) r : 0;

@@ -156,7 +156,7 @@ int rbdx_ctx_read (struct rbdx_ctx *ctx, void *buf, uint32_t count,
                    uint64_t offset);
 
 /** Write; @p fua passes LIBRADOS_OP_FLAG_FADVISE_FUA (rbd_aio_write2).
- * Write, discard and zero return -ENOSPC past the current end (librbd
+ * Write and zero return -ENOSPC, discard -EINVAL, past the current end (librbd
  * would silently clip a request that crosses it) and mark the context
  * dirty for rbdx_ctx_flush.
  * @return 0, a negative errno from librbd, or -ESHUTDOWN once fenced. */

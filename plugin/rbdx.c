@@ -349,6 +349,21 @@ misaligned (struct rbdx_ctx *ctx, const char *op, uint32_t count,
   return true;
 }
 
+/* A read or write longer than the advertised maximum block size: the
+ * client must not send it (NBD doc/proto.md, "Block size constraints"),
+ * nbdkit 1.32 lets it through up to 64 MiB; answered with NBD_EINVAL, as
+ * the spec allows, rather than a 64 MiB buffer per such request. */
+static bool
+oversized (struct rbdx_ctx *ctx, const char *op, uint32_t count)
+{
+  if (count <= RBDX_MAX_BLOCK)
+    return false;
+  nbdkit_debug ("rbdx: %s: %s of %" PRIu32 " bytes is over the maximum "
+                "block size %d", ctx->name, op, count, RBDX_MAX_BLOCK);
+  set_error (EINVAL);
+  return true;
+}
+
 static int
 rbdx_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
                  uint32_t *maximum)
@@ -441,8 +456,8 @@ fail (struct rbdx_ctx *ctx, const char *op, uint32_t count, uint64_t offset,
 
 /* A request outside the image as it is now (it shrank after the client
  * negotiated its size, or advertise_size=max): the client's doing, so
- * only a debug line.  NBD doc/proto.md: a read past the end is EINVAL,
- * a write-type request ENOSPC. */
+ * only a debug line.  NBD doc/proto.md, "Error values": a read or trim
+ * past the end is EINVAL, a write or write-zeroes ENOSPC. */
 static bool
 outside (struct rbdx_ctx *ctx, const char *op, uint32_t count,
          uint64_t offset, int err)
@@ -484,7 +499,8 @@ do_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
   struct rbdx_conn *conn = handle;
   int r;
 
-  if (misaligned (conn->rctx, "read", count, offset) ||
+  if (oversized (conn->rctx, "read", count) ||
+      misaligned (conn->rctx, "read", count, offset) ||
       outside (conn->rctx, "read", count, offset, EINVAL))
     return -1;
   if (rbdx_qos_wait (conn->qos, false, count, &conn->metrics.qos_wait_ns) < 0)
@@ -500,7 +516,8 @@ do_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
   struct rbdx_conn *conn = handle;
   int r;
 
-  if (misaligned (conn->wctx, "write", count, offset) ||
+  if (oversized (conn->wctx, "write", count) ||
+      misaligned (conn->wctx, "write", count, offset) ||
       outside (conn->wctx, "write", count, offset, ENOSPC))
     return -1;
   if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
@@ -527,7 +544,7 @@ do_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   int r;
 
   if (misaligned (conn->wctx, "trim", count, offset) ||
-      outside (conn->wctx, "trim", count, offset, ENOSPC))
+      outside (conn->wctx, "trim", count, offset, EINVAL))
     return -1;
   if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
     return qos_stopped ();
