@@ -141,6 +141,21 @@ int rbdx_image_config (rbd_image_t image, rbd_config_option_t **opts,
 /** Release what rbdx_image_config returned. */
 void rbdx_image_config_free (rbd_config_option_t *opts, int n);
 
+/** Whether @p image has a per-handle cache in effect: rbd_cache (parsed
+ * as Ceph parses booleans; unreadable counts as on) or a persistent
+ * write-back cache (rbd_persistent_cache_mode other than disabled); the
+ * debug log names the setting, @p name the image.  imageconf.c.
+ * @return 0 with *on set, or the negative errno of rbdx_image_config. */
+int rbdx_effective_cache (rbd_image_t image, const char *name, bool *on);
+
+/** Load encryption_format= on @p ctx's image with the passphrase of
+ * @p o (rbd_encryption_load), setting ctx->encrypted; no-op without
+ * encryption_format=.  imageconf.c.
+ * @return 0; -EPERM (wrong passphrase), -EINVAL (no such LUKS header) or
+ *         another negative errno, with a message naming the image. */
+int rbdx_load_encryption (struct rbdx_ctx *ctx, const struct rbdx_options *o,
+                          char *err, size_t errlen);
+
 /** Close the image, then the ioctx and cluster handle, then the eventfd
  * (librbd never closes it).  No request may be in flight.  NULL is a
  * no-op. */

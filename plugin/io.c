@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx plugin: the data path of an NBD connection (see io.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "conn.h"
+#include "ctx.h"
+#include "errors.h"
+#include "io.h"
+#include "metrics.h"
+#include "qos.h"
+
+static enum rbdx_encryption encryption;
+
+/* The crypto sector of encryption_format= (librbd's LUKS2 uses 4096-byte
+ * sectors, LUKS1 512): smaller or unaligned requests would make librbd
+ * read, decrypt, modify and write a sector, racing another connection's
+ * write to the same sector.  1 without encryption. */
+static uint32_t
+sector (void)
+{
+  switch (encryption) {
+  case RBDX_ENCRYPTION_LUKS2: return 4096;
+  case RBDX_ENCRYPTION_LUKS1: return 512;
+  default: return RBDX_MIN_BLOCK;
+  }
+}
+
+
+void
+rbdx_io_setup (enum rbdx_encryption e)
+{
+  encryption = e;
+}
+
+uint32_t
+rbdx_io_min_block (void)
+{
+  return sector ();
+}
+
+/* The errno of the request this thread is answering, for the metrics:
+ * every error rbdx hands nbdkit goes through set_error. */
+static __thread int req_err;
+
+static void
+set_error (int e)
+{
+  req_err = e;
+  nbdkit_set_error (e);
+}
+
+/* End of a request: count it (metrics.h) and pass its result on. */
+static int
+done (struct rbdx_conn *conn, enum rbdx_op op, uint64_t bytes, uint64_t t0,
+      int r)
+{
+  rbdx_metrics_end (&conn->metrics, op, bytes, t0,
+                    r < 0 ? (req_err ? req_err : EIO) : 0);
+  return r;
+}
+
+/* A request not aligned to the crypto sector: NBD_EINVAL (the export's
+ * minimum block size says so, NBD doc/proto.md "Block size
+ * constraints"). */
+static bool
+misaligned (struct rbdx_ctx *ctx, const char *op, uint32_t count,
+            uint64_t offset)
+{
+  uint32_t s = sector ();
+
+  if (s == 1 || (offset % s == 0 && count % s == 0))
+    return false;
+  nbdkit_debug ("rbdx: %s: %s of %" PRIu32 " bytes at %" PRIu64 " is not "
+                "aligned to the %" PRIu32 "-byte crypto sector", ctx->name,
+                op, count, offset, s);
+  set_error (EINVAL);
+  return true;
+}
+
+/* A read or write longer than the advertised maximum block size: the
+ * client must not send it (NBD doc/proto.md, "Block size constraints"),
+ * nbdkit 1.32 lets it through up to 64 MiB; answered with NBD_EINVAL, as
+ * the spec allows, rather than a 64 MiB buffer per such request. */
+static bool
+oversized (struct rbdx_ctx *ctx, const char *op, uint32_t count)
+{
+  if (count <= RBDX_MAX_BLOCK)
+    return false;
+  nbdkit_debug ("rbdx: %s: %s of %" PRIu32 " bytes is over the maximum "
+                "block size %d", ctx->name, op, count, RBDX_MAX_BLOCK);
+  set_error (EINVAL);
+  return true;
+}
+
+/* A request the cluster (or rbdx, for a fenced client or a removed
+ * snapshot) could not carry out: logged at error level, rate-limited
+ * (errors.h), and answered with the NBD error of errors.c's table. */
+static int
+fail (struct rbdx_ctx *ctx, const char *op, uint32_t count, uint64_t offset,
+      int neg)
+{
+  rbdx_log_request_error (ctx->name, op, offset, count, neg);
+  set_error (rbdx_nbd_error (neg));
+  return -1;
+}
+
+/* A request outside the image as it is now (it shrank after the client
+ * negotiated its size, or advertise_size=max): the client's doing, so
+ * only a debug line.  NBD doc/proto.md, "Error values": a read or trim
+ * past the end is EINVAL, a write or write-zeroes ENOSPC. */
+static bool
+outside (struct rbdx_ctx *ctx, const char *op, uint32_t count,
+         uint64_t offset, int err)
+{
+  if (rbdx_ctx_inside (ctx, count, offset))
+    return false;
+  nbdkit_debug ("rbdx: %s: %s of %" PRIu32 " bytes at %" PRIu64 " is past "
+                "the image's current end", ctx->name, op, count, offset);
+  set_error (err);
+  return true;
+}
+
+/* nbdkit stopped a QoS wait: it is shutting down (or the client left),
+ * the one case where NBD_ESHUTDOWN is the right answer. */
+static int
+qos_stopped (void)
+{
+  set_error (errno ? errno : ESHUTDOWN);
+  return -1;
+}
+
+/* FUA with a cache forced on (ceph.rbd_cache=true or an image-level
+ * setting): make the request durable with a flush. */
+static int
+fua_flush (struct rbdx_ctx *ctx, uint32_t flags)
+{
+  int r;
+
+  if (!(flags & NBDKIT_FLAG_FUA) || !ctx->cache_on)
+    return 0;
+  r = rbdx_ctx_flush (ctx);
+  return r < 0 ? fail (ctx, "flush for FUA", 0, 0, r) : 0;
+}
+
+static int
+do_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
+            uint32_t flags)
+{
+  struct rbdx_conn *conn = handle;
+  int r;
+
+  if (oversized (conn->rctx, "read", count) ||
+      misaligned (conn->rctx, "read", count, offset) ||
+      outside (conn->rctx, "read", count, offset, EINVAL))
+    return -1;
+  if (rbdx_qos_wait (conn->qos, false, count, &conn->metrics.qos_wait_ns) < 0)
+    return qos_stopped ();
+  r = rbdx_ctx_read (conn->rctx, buf, count, offset);
+  return r < 0 ? fail (conn->rctx, "read", count, offset, r) : 0;
+}
+
+static int
+do_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
+             uint32_t flags)
+{
+  struct rbdx_conn *conn = handle;
+  int r;
+
+  if (oversized (conn->wctx, "write", count) ||
+      misaligned (conn->wctx, "write", count, offset) ||
+      outside (conn->wctx, "write", count, offset, ENOSPC))
+    return -1;
+  if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
+    return qos_stopped ();
+  r = rbdx_ctx_write (conn->wctx, buf, count, offset, flags & NBDKIT_FLAG_FUA);
+  if (r < 0)
+    return fail (conn->wctx, "write", count, offset, r);
+  return fua_flush (conn->wctx, flags);
+}
+
+static int
+do_flush (void *handle, uint32_t flags)
+{
+  struct rbdx_conn *conn = handle;
+  int r = rbdx_ctx_flush (conn->wctx);
+
+  return r < 0 ? fail (conn->wctx, "flush", 0, 0, r) : 0;
+}
+
+static int
+do_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  struct rbdx_conn *conn = handle;
+  int r;
+
+  if (misaligned (conn->wctx, "trim", count, offset) ||
+      outside (conn->wctx, "trim", count, offset, EINVAL))
+    return -1;
+  if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
+    return qos_stopped ();
+  r = rbdx_ctx_discard (conn->wctx, count, offset);
+  if (r < 0)
+    return fail (conn->wctx, "trim", count, offset, r);
+  return fua_flush (conn->wctx, flags);
+}
+
+static int
+do_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  struct rbdx_conn *conn = handle;
+  bool may_hole = flags & NBDKIT_FLAG_MAY_TRIM;
+  int r;
+
+  /* Thick zeroing writes real zeros: no faster than a write. */
+  if ((flags & NBDKIT_FLAG_FAST_ZERO) && !may_hole) {
+    set_error (ENOTSUP);
+    return -1;
+  }
+  if (misaligned (conn->wctx, "write zeroes", count, offset) ||
+      outside (conn->wctx, "write zeroes", count, offset, ENOSPC))
+    return -1;
+  if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
+    return qos_stopped ();
+  r = rbdx_ctx_zero (conn->wctx, count, offset, may_hole);
+  if (r < 0)
+    return fail (conn->wctx, "write zeroes", count, offset, r);
+  return fua_flush (conn->wctx, flags);
+}
+
+static int
+add_extent (void *arg, uint64_t offset, uint64_t length, bool hole)
+{
+  uint32_t type = hole ? NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO : 0;
+  return nbdkit_add_extent (arg, offset, length, type) < 0 ? -errno : 0;
+}
+
+static int
+do_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
+              struct nbdkit_extents *extents)
+{
+  struct rbdx_conn *conn = handle;
+  int r;
+
+  if (outside (conn->rctx, "block status", 1, offset, EINVAL))
+    return -1;
+  r = rbdx_ctx_extents (conn->rctx, count, offset, add_extent, extents);
+  return r < 0 ? fail (conn->rctx, "block status", count, offset, r) : 0;
+}
+
+int
+rbdx_io_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
+            uint32_t flags)
+{
+  struct rbdx_conn *conn = handle;
+  uint64_t t0 = rbdx_metrics_begin (&conn->metrics);
+
+  req_err = 0;
+  return done (conn, RBDX_OP_READ, count, t0,
+               do_pread (conn, buf, count, offset, flags));
+}
+
+int
+rbdx_io_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
+             uint32_t flags)
+{
+  struct rbdx_conn *conn = handle;
+  uint64_t t0 = rbdx_metrics_begin (&conn->metrics);
+
+  req_err = 0;
+  return done (conn, RBDX_OP_WRITE, count, t0,
+               do_pwrite (conn, buf, count, offset, flags));
+}
+
+int
+rbdx_io_flush (void *handle, uint32_t flags)
+{
+  struct rbdx_conn *conn = handle;
+  uint64_t t0 = rbdx_metrics_begin (&conn->metrics);
+
+  req_err = 0;
+  return done (conn, RBDX_OP_FLUSH, 0, t0, do_flush (conn, flags));
+}
+
+int
+rbdx_io_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  struct rbdx_conn *conn = handle;
+  uint64_t t0 = rbdx_metrics_begin (&conn->metrics);
+
+  req_err = 0;
+  return done (conn, RBDX_OP_TRIM, count, t0,
+               do_trim (conn, count, offset, flags));
+}
+
+int
+rbdx_io_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  struct rbdx_conn *conn = handle;
+  uint64_t t0 = rbdx_metrics_begin (&conn->metrics);
+
+  req_err = 0;
+  return done (conn, RBDX_OP_ZERO, count, t0,
+               do_zero (conn, count, offset, flags));
+}
+
+int
+rbdx_io_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
+              struct nbdkit_extents *extents)
+{
+  struct rbdx_conn *conn = handle;
+  uint64_t t0 = rbdx_metrics_begin (&conn->metrics);
+
+  req_err = 0;
+  return done (conn, RBDX_OP_BLOCK_STATUS, count, t0,
+               do_extents (conn, count, offset, flags, extents));
+}
+
