@@ -9,9 +9,15 @@
 # Asserts:
 #   - C04, default timeouts: a write issued while the OSD is down stays
 #     pending (its client is still waiting 5 s later), completes once the
-#     OSD is back after 20 s, and reads back; the connection carries on;
-#   - C04 with ceph.rados_osd_op_timeout=5: a read and a write fail with
-#     NBD_EIO within 60 s while the OSD is down, the connection stays
+#     OSD is back after 10 s, and reads back; the connection carries on.
+#     Every pause here stays under 15 s, not the case's 20: a placement
+#     group's read lease lasts osd_heartbeat_grace x
+#     osd_pool_default_read_lease_ratio = 16 s, and a paused OSD whose
+#     lease ran out was seen to leave its PGs "laggy" for good (every later
+#     request delayed), which is the sandbox's problem, not the client's;
+#     tests/soak/run really stops and starts the OSD instead;
+#   - C04 with ceph.rados_osd_op_timeout=3: a read and a write fail with
+#     NBD_EIO within 14 s while the OSD is down, the connection stays
 #     usable, and I/O works again once the OSD is back (the range of the
 #     failed write is undefined, the rest intact);
 #   - C05: nbdcopy --connections=4 out of that export while the OSD is
@@ -52,28 +58,41 @@ nbdsh -u "$ua" -c 'h.pwrite(b"\xc4" * 65536, 65536); h.flush()' &
 writer=$!
 sleep 5
 kill -0 "$writer" 2>/dev/null || fail "the write finished while the OSD was down"
-sleep 15
+sleep 5
 "$sandbox" resume-osd "$sbdir" 2>/dev/null
-timed 120 wait "$writer" || fail "the write issued during the outage failed"
+# Bounded: a write that never completes is a failure with the cluster's
+# view printed, not a hang.
+if ! wait_for 120 exited "$writer"; then
+  say "the write is still pending 120 s after the OSD came back:"
+  timeout 20 ceph -s >&2 || true
+  tail -20 "$sbdir"/log/osd.0.log >&2 2>/dev/null || true
+  kill "$writer" 2>/dev/null || true
+  fail "the write issued during the outage did not complete"
+fi
+wait "$writer" || fail "the write issued during the outage failed"
 client_do A read 65536 65536 c4
 client_do A read 0 4096 a1
 client_do A write 4096 4096 a2
 client_stop A
 stop_server "$MC_DIR/a.sock"
 
-say "C04/C05: with rados_osd_op_timeout=5 requests fail with EIO, nbdcopy fails"
+say "C04/C05: with rados_osd_op_timeout=3 requests fail with EIO, nbdcopy fails"
 img2=$(new_image 16M)
-serve "$MC_DIR/b.sock" -- "$img2" ceph.rados_osd_op_timeout=5
+serve "$MC_DIR/b.sock" -- "$img2" ceph.rados_osd_op_timeout=3
 ub=$(uri "$MC_DIR/b.sock")
 client_start B "$ub"
 client_do B write 0 65536 b1
 client_do B flush
 "$sandbox" pause-osd "$sbdir" 2>/dev/null
-timed 60 client_do B readerr 0 4096 EIO
-timed 60 client_do B writeerr 8192 4096 b2 EIO
+timed 14 client_do B readerr 0 4096 EIO
+"$sandbox" resume-osd "$sbdir" 2>/dev/null
+"$sandbox" pause-osd "$sbdir" 2>/dev/null
+timed 14 client_do B writeerr 8192 4096 b2 EIO
+"$sandbox" resume-osd "$sbdir" 2>/dev/null
 client_do B alive
 rm -f "$MC_DIR/copy"
-if timed 120 nbdcopy --connections=4 "$ub" "$MC_DIR/copy" 2>"$MC_DIR/nbdcopy.err"; then
+"$sandbox" pause-osd "$sbdir" 2>/dev/null
+if timed 14 nbdcopy --connections=4 "$ub" "$MC_DIR/copy" 2>"$MC_DIR/nbdcopy.err"; then
   fail "nbdcopy succeeded while the OSD was down"
 fi
 "$sandbox" resume-osd "$sbdir" 2>/dev/null
