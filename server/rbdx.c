@@ -118,7 +118,12 @@ canonical (const char *text, char *buf, size_t len, const char **why)
   }
   if (rbdx_spec_parse (text, NULL, &spec, why) < 0)
     return -1;
-  rbdx_spec_format (&spec, buf, len);
+  /* Never map a name cut short: it would be another image's. */
+  if (rbdx_spec_format (&spec, buf, len) >= len) {
+    rbdx_spec_free (&spec);
+    *why = "too long";
+    return -1;
+  }
   rbdx_spec_free (&spec);
   return 0;
 }
