@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NBDKIT_API_VERSION 2
-#include <nbdkit-plugin.h>
+#include "rbdx/log.h"
 
 #include "conn.h"
 
@@ -63,7 +62,7 @@ void
 rbdx_conn_close_all (void)
 {
   while (conns) {
-    nbdkit_debug ("rbdx: closing %s left open by nbdkit's shutdown",
+    rbdx_debug ("rbdx: closing %s left open by nbdkit's shutdown",
                   conns->ctx->name);
     rbdx_conn_close (conns);
   }
@@ -95,7 +94,7 @@ log_open (const struct rbdx_conn *conn, enum rbdx_writers policy)
   char id[256];
 
   rbdx_ident_format (&ctx->ident, id, sizeof id);
-  nbdkit_debug ("rbdx: opened %s (%s) %s, %" PRIu64 " bytes, features 0x%"
+  rbdx_debug ("rbdx: opened %s (%s) %s, %" PRIu64 " bytes, features 0x%"
                 PRIx64 ", writers=%s, multi-conn %s, rbd_cache %s, "
                 "completions via %s", ctx->name, id,
                 ctx->readonly ? "read-only" : "read-write",
@@ -103,10 +102,11 @@ log_open (const struct rbdx_conn *conn, enum rbdx_writers policy)
                 ctx->readonly ? "none" : policy_name (policy),
                 conn->multi_conn ? "yes" : "no",
                 ctx->cache_on ? "ON" : "off",
-                rbdx_reactor_uses_uring (&ctx->reactor) ? "io_uring"
+                !ctx->have_reactor ? "librbd callbacks"
+                : rbdx_reactor_uses_uring (&ctx->reactor) ? "io_uring"
                 : "poll(2)");
   if (ctx->cache_on)
-    nbdkit_debug ("rbdx: %s: rbd_cache is on (image-level or ceph.rbd_cache "
+    rbdx_debug ("rbdx: %s: rbd_cache is on (image-level or ceph.rbd_cache "
                   "setting): multi-conn is not advertised", ctx->name);
 }
 
@@ -172,5 +172,33 @@ fail:
   rbdx_ctx_close (conn->ctx);
   rbdx_qos_put (conn->qos);
   free (conn);
+  return r;
+}
+
+int
+rbdx_conn_probe (const struct rbdx_options *o, const struct rbdx_spec *spec,
+                 const struct rbdx_ident *ident, char *err, size_t errlen)
+{
+  struct rbdx_ctx *ctx;
+  char id[256];
+  int r;
+
+  r = rbdx_ctx_open (o, spec, ident, RBDX_CTX_READONLY | RBDX_CTX_PROBE,
+                     &ctx, err, errlen);
+  if (r < 0)
+    return r;
+  rbdx_ident_format (&ctx->ident, id, sizeof id);
+  rbdx_debug ("rbdx: %s (%s) is reachable: %" PRIu64 " bytes, features 0x%"
+              PRIx64, ctx->name, id, ctx->size, ctx->features);
+  /* Reading is needed whatever the export; whether writing is allowed
+   * is checked when a connection opens. */
+  r = rbdx_ctx_check_access (ctx, o, false, err, errlen);
+  if (r == 0 && o->exclusive && !spec->snap &&
+      !(ctx->features & RBD_FEATURE_EXCLUSIVE_LOCK)) {
+    snprintf (err, errlen, "exclusive=true: image '%s' has no "
+              "exclusive-lock feature", ctx->name);
+    r = -EINVAL;
+  }
+  rbdx_ctx_close (ctx);
   return r;
 }

@@ -51,6 +51,18 @@ int rbdx_conn_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
                     const struct rbdx_ident *ident, bool readonly,
                     struct rbdx_conn **out, char *err, size_t errlen);
 
+/** Prove, before serving, that @p spec (exactly @p ident when not NULL)
+ * can be served: the cluster answers, the image (and snapshot) exists,
+ * the cephx id may read its data pool, and exclusive=true has an
+ * exclusive-lock to hold.  Everything it opened is shut down again (the
+ * plugin forks after this: cluster.h).
+ * @return 0, or a negative errno of rbdx_ctx_open or
+ *         rbdx_ctx_check_access, or -EINVAL, with a one-line message. */
+int rbdx_conn_probe (const struct rbdx_options *o,
+                     const struct rbdx_spec *spec,
+                     const struct rbdx_ident *ident, char *err,
+                     size_t errlen);
+
 /** Close @p conn: nothing may be in flight on it (nbdkit calls .close
  * once every request of the connection has returned).  Thread-safe. */
 void rbdx_conn_close (struct rbdx_conn *conn);

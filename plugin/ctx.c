@@ -9,8 +9,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#define NBDKIT_API_VERSION 2
-#include <nbdkit-plugin.h>
+#include "rbdx/log.h"
 
 #include "cluster.h"
 #include "ctx.h"
@@ -171,7 +170,7 @@ static void
 mark_fenced (struct rbdx_ctx *ctx)
 {
   if (!atomic_exchange (&ctx->fenced, true))
-    nbdkit_error ("rbdx: %s: this Ceph client (instance %" PRIu64 ") was "
+    rbdx_error ("rbdx: %s: this Ceph client (instance %" PRIu64 ") was "
                   "blocklisted: its requests fail with EIO from now on",
                   ctx->name, rados_get_instance_id (ctx->cluster));
 }
@@ -199,7 +198,7 @@ check_snapshot (struct rbdx_ctx *ctx)
 
   if (rbd_snap_get_name (ctx->image, ctx->ident.snap_id, name, &len) ==
       -ENOENT && !atomic_exchange (&ctx->gone, true))
-    nbdkit_error ("rbdx: %s: the snapshot was removed: reads and block "
+    rbdx_error ("rbdx: %s: the snapshot was removed: reads and block "
                   "status on this connection fail with EIO from now on; "
                   "reconnect to serve a snapshot of that name again",
                   ctx->name);
@@ -290,9 +289,11 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
     goto fail;
   if (flags & RBDX_CTX_PROBE)
     goto out;
-  r = start_reactor (ctx, o, err, errlen);
-  if (r < 0)
-    goto fail;
+  if (o->completion != RBDX_COMPLETION_CALLBACK) {
+    r = start_reactor (ctx, o, err, errlen);
+    if (r < 0)
+      goto fail;
+  }
 
   /* A read-only handle has no header watch: its update watch would
    * never fire. */
@@ -312,7 +313,7 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
     }
   }
   else if (spec->snap)
-    nbdkit_debug ("rbdx: %s: opened read-only (client.%s may not watch the "
+    rbdx_debug ("rbdx: %s: opened read-only (client.%s may not watch the "
                   "image header): a removal of the snapshot is not noticed",
                   ctx->name, rbdx_options_id (o));
 
@@ -347,15 +348,97 @@ rbdx_ctx_close (struct rbdx_ctx *ctx)
   free (ctx);
 }
 
-enum op { OP_READ, OP_WRITE, OP_WRITE_FUA, OP_FLUSH, OP_DISCARD, OP_ZERO };
+/* Checks and bookkeeping before a request reaches librbd.
+ * @return 0 to submit it; 1 for a flush with nothing to do (the cache is
+ *         off and nothing was written since the last flush: every
+ *         acknowledged write is already on the OSDs); or the request's
+ *         negative result. */
+static int
+prepare (struct rbdx_ctx *ctx, enum rbdx_aio_op op, uint64_t count,
+         uint64_t offset)
+{
+  switch (op) {
+  case RBDX_AIO_READ:
+    if (atomic_load (&ctx->gone))
+      return -ESTALE;
+    if (!rbdx_ctx_inside (ctx, count, offset))
+      return -EINVAL;
+    break;
+  case RBDX_AIO_DISCARD:
+    /* NBD: a trim past the end is EINVAL (a write's is ENOSPC). */
+    if (!rbdx_ctx_inside (ctx, count, offset))
+      return -EINVAL;
+    atomic_store (&ctx->dirty, true);
+    break;
+  case RBDX_AIO_WRITE:
+  case RBDX_AIO_ZERO:
+    /* librbd would silently clip a request that crosses the end. */
+    if (!rbdx_ctx_inside (ctx, count, offset))
+      return -ENOSPC;
+    atomic_store (&ctx->dirty, true);
+    break;
+  case RBDX_AIO_FLUSH:
+    if (!atomic_exchange (&ctx->dirty, false) && !ctx->cache_on)
+      return 1;
+    break;
+  }
+  /* Ceph fails every request of a blocklisted rados_t with
+   * -EBLOCKLISTED (= -ESHUTDOWN on Linux) and the client stays
+   * blocklisted; once seen, nothing more is sent on this context, so no
+   * write can land after the fence. */
+  if (atomic_load (&ctx->fenced))
+    return -ESHUTDOWN;
+  return 0;
+}
 
-/* Submit one asynchronous request and wait for its result.  The wait
- * record lives on this stack frame; librbd holds its address until the
- * reactor has polled the completion, which rbdx_reactor_wait guarantees
- * before returning. */
+/* The request's result from librbd's @p r (bytes for a read, or a
+ * negative errno).  A short read is -EIO, never a partial buffer. */
+static int
+finish (struct rbdx_ctx *ctx, enum rbdx_aio_op op, uint64_t count, ssize_t r)
+{
+  if (r == -ESHUTDOWN)
+    mark_fenced (ctx);
+  if (r < 0) {
+    if (op == RBDX_AIO_FLUSH)
+      atomic_store (&ctx->dirty, true);     /* still owed */
+    return (int) r;
+  }
+  if (op == RBDX_AIO_READ && (uint64_t) r != count)
+    return -EIO;
+  return 0;
+}
+
+/* Queue one request on librbd with completion @p c.  On failure the
+ * request was not queued and librbd will never complete it. */
+static int
+queue (struct rbdx_ctx *ctx, const struct rbdx_aio *a, rbd_completion_t c)
+{
+  switch (a->op) {
+  case RBDX_AIO_READ:
+    return rbd_aio_read (ctx->image, a->offset, a->count, a->buf, c);
+  case RBDX_AIO_WRITE:
+    if (a->fua)
+      return rbd_aio_write2 (ctx->image, a->offset, a->count, a->buf, c,
+                             LIBRADOS_OP_FLAG_FADVISE_FUA);
+    return rbd_aio_write (ctx->image, a->offset, a->count, a->buf, c);
+  case RBDX_AIO_FLUSH:
+    return rbd_aio_flush (ctx->image, c);
+  case RBDX_AIO_DISCARD:
+    return rbd_aio_discard (ctx->image, a->offset, a->count, c);
+  case RBDX_AIO_ZERO:
+    return rbd_aio_write_zeroes (ctx->image, a->offset, a->count, c,
+                                 a->may_hole ? 0
+                                 : RBD_WRITE_ZEROES_FLAG_THICK_PROVISION, 0);
+  }
+  return -EINVAL;
+}
+
+/* Submit one request and wait for its result through the reactor.  The
+ * wait record lives on this stack frame; librbd holds its address until
+ * the reactor has polled the completion, which rbdx_reactor_wait
+ * guarantees before returning. */
 static ssize_t
-submit (struct rbdx_ctx *ctx, enum op op, void *buf, uint64_t count,
-        uint64_t offset, int zero_flags)
+submit_wait (struct rbdx_ctx *ctx, const struct rbdx_aio *a)
 {
   struct rbdx_wait w;
   rbd_completion_t c;
@@ -367,29 +450,8 @@ submit (struct rbdx_ctx *ctx, enum op op, void *buf, uint64_t count,
     pthread_cond_destroy (&w.cond);
     return r;
   }
-  switch (op) {
-  case OP_READ:
-    r = rbd_aio_read (ctx->image, offset, count, buf, c);
-    break;
-  case OP_WRITE:
-    r = rbd_aio_write (ctx->image, offset, count, buf, c);
-    break;
-  case OP_WRITE_FUA:
-    r = rbd_aio_write2 (ctx->image, offset, count, buf, c,
-                        LIBRADOS_OP_FLAG_FADVISE_FUA);
-    break;
-  case OP_FLUSH:
-    r = rbd_aio_flush (ctx->image, c);
-    break;
-  case OP_DISCARD:
-    r = rbd_aio_discard (ctx->image, offset, count, c);
-    break;
-  case OP_ZERO:
-    r = rbd_aio_write_zeroes (ctx->image, offset, count, c, zero_flags, 0);
-    break;
-  }
+  r = queue (ctx, a, c);
   if (r < 0) {
-    /* Not queued: librbd will never complete it. */
     rbd_aio_release (c);
     pthread_cond_destroy (&w.cond);
     return r;
@@ -397,22 +459,51 @@ submit (struct rbdx_ctx *ctx, enum op op, void *buf, uint64_t count,
   return rbdx_reactor_wait (&ctx->reactor, &w);
 }
 
-/* submit() unless this client was fenced.  Ceph fails every request of
- * a blocklisted rados_t with -EBLOCKLISTED (= -ESHUTDOWN on Linux) and
- * the client stays blocklisted; once seen, rbdx stops sending anything
- * on this context, so no write can land after the fence. */
-static ssize_t
-run (struct rbdx_ctx *ctx, enum op op, void *buf, uint64_t count,
-     uint64_t offset, int zero_flags)
+/* The synchronous path: prepare, submit and wait, finish. */
+static int
+run (struct rbdx_ctx *ctx, const struct rbdx_aio *a)
 {
-  ssize_t r;
+  int r = prepare (ctx, a->op, a->count, a->offset);
 
-  if (atomic_load (&ctx->fenced))
-    return -ESHUTDOWN;
-  r = submit (ctx, op, buf, count, offset, zero_flags);
-  if (r == -ESHUTDOWN)
-    mark_fenced (ctx);
-  return r;
+  if (r == 1)
+    return 0;
+  if (r == 0) {
+    if (!ctx->have_reactor)
+      return -EINVAL;           /* RBDX_COMPLETION_CALLBACK: use rbdx_ctx_aio */
+    return finish (ctx, a->op, a->count, submit_wait (ctx, a));
+  }
+  return finish (ctx, a->op, a->count, r);
+}
+
+/* librbd calls this on one of its threads when the request is done. */
+static void
+aio_done (rbd_completion_t c, void *arg)
+{
+  struct rbdx_aio *a = arg;
+  ssize_t r = rbd_aio_get_return_value (c);
+
+  rbd_aio_release (c);
+  a->done (a, finish (a->ctx, a->op, a->count, r));
+}
+
+void
+rbdx_ctx_aio (struct rbdx_ctx *ctx, struct rbdx_aio *a)
+{
+  rbd_completion_t c;
+  int r;
+
+  a->ctx = ctx;
+  r = prepare (ctx, a->op, a->count, a->offset);
+  if (r == 0) {
+    r = rbd_aio_create_completion (a, aio_done, &c);
+    if (r == 0) {
+      r = queue (ctx, a, c);
+      if (r == 0)
+        return;                 /* aio_done will answer */
+      rbd_aio_release (c);
+    }
+  }
+  a->done (a, r == 1 ? 0 : finish (ctx, a->op, a->count, r));
 }
 
 bool
@@ -422,81 +513,46 @@ rbdx_ctx_inside (struct rbdx_ctx *ctx, uint64_t count, uint64_t offset)
   return offset <= size && count <= size - offset;
 }
 
-/* Checks and bookkeeping shared by write, discard and zero. */
-static int
-before_write (struct rbdx_ctx *ctx, uint64_t count, uint64_t offset)
-{
-  if (!rbdx_ctx_inside (ctx, count, offset))
-    return -ENOSPC;
-  atomic_store (&ctx->dirty, true);
-  return 0;
-}
-
 int
 rbdx_ctx_read (struct rbdx_ctx *ctx, void *buf, uint32_t count,
                uint64_t offset)
 {
-  ssize_t r;
-
-  if (atomic_load (&ctx->gone))
-    return -ESTALE;
-  if (!rbdx_ctx_inside (ctx, count, offset))
-    return -EINVAL;
-  r = run (ctx, OP_READ, buf, count, offset, 0);
-  if (r < 0)
-    return (int) r;
-  return (uint64_t) r == count ? 0 : -EIO;
+  struct rbdx_aio a = { .op = RBDX_AIO_READ, .buf = buf, .count = count,
+                        .offset = offset };
+  return run (ctx, &a);
 }
 
 int
 rbdx_ctx_write (struct rbdx_ctx *ctx, const void *buf, uint32_t count,
                 uint64_t offset, bool fua)
 {
-  ssize_t r = before_write (ctx, count, offset);
-
-  if (r == 0)
-    r = run (ctx, fua ? OP_WRITE_FUA : OP_WRITE, (void *) buf, count,
-             offset, 0);
-  return r < 0 ? (int) r : 0;
+  struct rbdx_aio a = { .op = RBDX_AIO_WRITE, .buf = (void *) buf,
+                        .count = count, .offset = offset, .fua = fua };
+  return run (ctx, &a);
 }
 
 int
 rbdx_ctx_flush (struct rbdx_ctx *ctx)
 {
-  ssize_t r;
-
-  if (!atomic_exchange (&ctx->dirty, false) && !ctx->cache_on)
-    return 0;
-  r = run (ctx, OP_FLUSH, NULL, 0, 0, 0);
-  if (r < 0)
-    atomic_store (&ctx->dirty, true);   /* still owed */
-  return r < 0 ? (int) r : 0;
+  struct rbdx_aio a = { .op = RBDX_AIO_FLUSH };
+  return run (ctx, &a);
 }
 
 int
 rbdx_ctx_discard (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset)
 {
-  ssize_t r;
-
-  /* NBD: a trim past the end is EINVAL (a write's is ENOSPC). */
-  if (!rbdx_ctx_inside (ctx, count, offset))
-    return -EINVAL;
-  r = before_write (ctx, count, offset);
-  if (r == 0)
-    r = run (ctx, OP_DISCARD, NULL, count, offset, 0);
-  return r < 0 ? (int) r : 0;
+  struct rbdx_aio a = { .op = RBDX_AIO_DISCARD, .count = count,
+                        .offset = offset };
+  return run (ctx, &a);
 }
 
 int
 rbdx_ctx_zero (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
                bool may_hole)
 {
-  ssize_t r = before_write (ctx, count, offset);
-
-  if (r == 0)
-    r = run (ctx, OP_ZERO, NULL, count, offset,
-             may_hole ? 0 : RBD_WRITE_ZEROES_FLAG_THICK_PROVISION);
-  return r < 0 ? (int) r : 0;
+  struct rbdx_aio a = { .op = RBDX_AIO_ZERO, .count = count,
+                        .offset = offset, .may_hole = may_hole };
+  return run (ctx, &a);
 }
 
 bool

@@ -23,6 +23,12 @@
  * with -ESHUTDOWN without reaching librbd, so nothing is written after
  * the fence.
  *
+ * Requests are synchronous (rbdx_ctx_read ...: the nbdkit plugin, whose
+ * worker threads block anyway; the reactor reaps) or asynchronous
+ * (rbdx_ctx_aio: the mapper's engine, replies from librbd's callback).
+ * With completion mode RBDX_COMPLETION_CALLBACK a context has no
+ * eventfd or reactor and only rbdx_ctx_aio may be used.
+ *
  * Thread-safety: after rbdx_ctx_open returns, the I/O functions may be
  * called from any number of threads at once (librbd image handles are
  * thread-safe for I/O); open and close are not concurrent with anything.
@@ -197,6 +203,37 @@ int rbdx_ctx_discard (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset);
  * @return 0 or a negative errno. */
 int rbdx_ctx_zero (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
                    bool may_hole);
+
+/** What rbdx_ctx_aio carries out. */
+enum rbdx_aio_op {
+  RBDX_AIO_READ, RBDX_AIO_WRITE, RBDX_AIO_FLUSH, RBDX_AIO_DISCARD,
+  RBDX_AIO_ZERO,
+};
+
+/** One asynchronous request, owned by the caller until @c done runs. */
+struct rbdx_aio {
+  enum rbdx_aio_op op;
+  void *buf;                 /**< read: filled; write: sent; else NULL. */
+  uint32_t count;            /**< bytes. */
+  uint64_t offset;           /**< bytes. */
+  bool fua;                  /**< write: LIBRADOS_OP_FLAG_FADVISE_FUA. */
+  bool may_hole;             /**< zero: as in rbdx_ctx_zero. */
+  /** Called exactly once with 0 or the negative errno the synchronous
+   * function of the same op would return; on a librbd callback thread,
+   * or on the submitting thread when the request fails its checks or a
+   * flush has nothing to do (possibly before rbdx_ctx_aio returns).  It
+   * must not block or wait for another request (it holds up librbd's
+   * completion thread). */
+  void (*done) (struct rbdx_aio *a, int ret);
+  struct rbdx_ctx *ctx;      /**< set by rbdx_ctx_aio. */
+};
+
+/** Submit @p a with the checks and results of rbdx_ctx_read, _write,
+ * _flush, _discard and _zero, completing in librbd's callback (no
+ * reactor: the completion mode of the mapper's engine; it also works on
+ * a context with a reactor, whose eventfd then only wakes for nothing).
+ * Thread-safe. */
+void rbdx_ctx_aio (struct rbdx_ctx *ctx, struct rbdx_aio *a);
 
 /** Allocation map of [offset, offset+count) for NBD base:allocation.
  *

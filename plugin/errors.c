@@ -8,8 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#define NBDKIT_API_VERSION 2
-#include <nbdkit-plugin.h>
+#include "rbdx/log.h"
 
 #include "errors.h"
 
@@ -81,7 +80,7 @@ rbdx_log_request_error (const char *image, const char *op, uint64_t offset,
   if (dropped)
     snprintf (tail, sizeof tail, "; %lu more errors were not logged",
               dropped);
-  nbdkit_error ("rbdx: %s: %s of %" PRIu32 " bytes at offset %" PRIu64
+  rbdx_error ("rbdx: %s: %s of %" PRIu32 " bytes at offset %" PRIu64
                 " failed: %s (errno %d)%s", image, op, count, offset,
                 describe (neg), -neg, tail);
 }

@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NBDKIT_API_VERSION 2
-#include <nbdkit-plugin.h>
+#include "rbdx/log.h"
 
 #include "ctx.h"
 
@@ -57,12 +56,12 @@ rbdx_effective_cache (rbd_image_t image, const char *name, bool *on)
       if (strcmp (opts[i].name, "rbd_cache") == 0 &&
           rbdx_parse_bool (opts[i].value) != 0) {
         *on = true;
-        nbdkit_debug ("rbdx: %s: rbd_cache is on: no multi-conn", name);
+        rbdx_debug ("rbdx: %s: rbd_cache is on: no multi-conn", name);
       }
       if (strcmp (opts[i].name, "rbd_persistent_cache_mode") == 0 &&
           strcmp (opts[i].value, "disabled") != 0) {
         *on = true;
-        nbdkit_debug ("rbdx: %s: rbd_persistent_cache_mode=%s (a per-handle "
+        rbdx_debug ("rbdx: %s: rbd_persistent_cache_mode=%s (a per-handle "
                       "write-back cache): no multi-conn", name,
                       opts[i].value);
       }

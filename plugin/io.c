@@ -15,35 +15,7 @@
 #include "io.h"
 #include "metrics.h"
 #include "qos.h"
-
-static enum rbdx_encryption encryption;
-
-/* The crypto sector of encryption_format= (librbd's LUKS2 uses 4096-byte
- * sectors, LUKS1 512): smaller or unaligned requests would make librbd
- * read, decrypt, modify and write a sector, racing another connection's
- * write to the same sector.  1 without encryption. */
-static uint32_t
-sector (void)
-{
-  switch (encryption) {
-  case RBDX_ENCRYPTION_LUKS2: return 4096;
-  case RBDX_ENCRYPTION_LUKS1: return 512;
-  default: return RBDX_MIN_BLOCK;
-  }
-}
-
-
-void
-rbdx_io_setup (enum rbdx_encryption e)
-{
-  encryption = e;
-}
-
-uint32_t
-rbdx_io_min_block (void)
-{
-  return sector ();
-}
+#include "request.h"
 
 /* The errno of the request this thread is answering, for the metrics:
  * every error rbdx hands nbdkit goes through set_error. */
@@ -66,39 +38,6 @@ done (struct rbdx_conn *conn, enum rbdx_op op, uint64_t bytes, uint64_t t0,
   return r;
 }
 
-/* A request not aligned to the crypto sector: NBD_EINVAL (the export's
- * minimum block size says so, NBD doc/proto.md "Block size
- * constraints"). */
-static bool
-misaligned (struct rbdx_ctx *ctx, const char *op, uint32_t count,
-            uint64_t offset)
-{
-  uint32_t s = sector ();
-
-  if (s == 1 || (offset % s == 0 && count % s == 0))
-    return false;
-  nbdkit_debug ("rbdx: %s: %s of %" PRIu32 " bytes at %" PRIu64 " is not "
-                "aligned to the %" PRIu32 "-byte crypto sector", ctx->name,
-                op, count, offset, s);
-  set_error (EINVAL);
-  return true;
-}
-
-/* A read or write longer than the advertised maximum block size: the
- * client must not send it (NBD doc/proto.md, "Block size constraints"),
- * nbdkit 1.32 lets it through up to 64 MiB; answered with NBD_EINVAL, as
- * the spec allows, rather than a 64 MiB buffer per such request. */
-static bool
-oversized (struct rbdx_ctx *ctx, const char *op, uint32_t count)
-{
-  if (count <= RBDX_MAX_BLOCK)
-    return false;
-  nbdkit_debug ("rbdx: %s: %s of %" PRIu32 " bytes is over the maximum "
-                "block size %d", ctx->name, op, count, RBDX_MAX_BLOCK);
-  set_error (EINVAL);
-  return true;
-}
-
 /* A request the cluster (or rbdx, for a fenced client or a removed
  * snapshot) could not carry out: logged at error level, rate-limited
  * (errors.h), and answered with the NBD error of errors.c's table. */
@@ -111,20 +50,17 @@ fail (struct rbdx_ctx *ctx, const char *op, uint32_t count, uint64_t offset,
   return -1;
 }
 
-/* A request outside the image as it is now (it shrank after the client
- * negotiated its size, or advertise_size=max): the client's doing, so
- * only a debug line.  NBD doc/proto.md, "Error values": a read or trim
- * past the end is EINVAL, a write or write-zeroes ENOSPC. */
+/* The checks of request.h: false to go on, else the NBD error is set. */
 static bool
-outside (struct rbdx_ctx *ctx, const char *op, uint32_t count,
-         uint64_t offset, int err)
+refused (struct rbdx_ctx *ctx, enum rbdx_op op, uint32_t count,
+         uint64_t offset, uint32_t flags)
 {
-  if (rbdx_ctx_inside (ctx, count, offset))
-    return false;
-  nbdkit_debug ("rbdx: %s: %s of %" PRIu32 " bytes at %" PRIu64 " is past "
-                "the image's current end", ctx->name, op, count, offset);
-  set_error (err);
-  return true;
+  int e = rbdx_request_check (ctx, op, count, offset,
+                              flags & NBDKIT_FLAG_FAST_ZERO,
+                              flags & NBDKIT_FLAG_MAY_TRIM);
+  if (e)
+    set_error (e);
+  return e != 0;
 }
 
 /* nbdkit stopped a QoS wait: it is shutting down (or the client left),
@@ -156,9 +92,7 @@ do_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
   struct rbdx_conn *conn = handle;
   int r;
 
-  if (oversized (conn->rctx, "read", count) ||
-      misaligned (conn->rctx, "read", count, offset) ||
-      outside (conn->rctx, "read", count, offset, EINVAL))
+  if (refused (conn->rctx, RBDX_OP_READ, count, offset, flags))
     return -1;
   if (rbdx_qos_wait (conn->qos, false, count, &conn->metrics.qos_wait_ns) < 0)
     return qos_stopped ();
@@ -173,9 +107,7 @@ do_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
   struct rbdx_conn *conn = handle;
   int r;
 
-  if (oversized (conn->wctx, "write", count) ||
-      misaligned (conn->wctx, "write", count, offset) ||
-      outside (conn->wctx, "write", count, offset, ENOSPC))
+  if (refused (conn->wctx, RBDX_OP_WRITE, count, offset, flags))
     return -1;
   if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
     return qos_stopped ();
@@ -200,8 +132,7 @@ do_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   struct rbdx_conn *conn = handle;
   int r;
 
-  if (misaligned (conn->wctx, "trim", count, offset) ||
-      outside (conn->wctx, "trim", count, offset, EINVAL))
+  if (refused (conn->wctx, RBDX_OP_TRIM, count, offset, flags))
     return -1;
   if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
     return qos_stopped ();
@@ -218,13 +149,7 @@ do_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
   bool may_hole = flags & NBDKIT_FLAG_MAY_TRIM;
   int r;
 
-  /* Thick zeroing writes real zeros: no faster than a write. */
-  if ((flags & NBDKIT_FLAG_FAST_ZERO) && !may_hole) {
-    set_error (ENOTSUP);
-    return -1;
-  }
-  if (misaligned (conn->wctx, "write zeroes", count, offset) ||
-      outside (conn->wctx, "write zeroes", count, offset, ENOSPC))
+  if (refused (conn->wctx, RBDX_OP_ZERO, count, offset, flags))
     return -1;
   if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
     return qos_stopped ();
@@ -248,7 +173,7 @@ do_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
   struct rbdx_conn *conn = handle;
   int r;
 
-  if (outside (conn->rctx, "block status", 1, offset, EINVAL))
+  if (refused (conn->rctx, RBDX_OP_BLOCK_STATUS, count, offset, flags))
     return -1;
   r = rbdx_ctx_extents (conn->rctx, count, offset, add_extent, extents);
   return r < 0 ? fail (conn->rctx, "block status", count, offset, r) : 0;

@@ -23,20 +23,6 @@
 
 #include "options.h"
 
-/* Block size constraints (NBD doc/proto.md "Block size constraints").
- * librbd takes byte-granular requests and does no read-modify-write of
- * its own, so the minimum is 1; 4 KiB is what clients should prefer;
- * the maximum keeps one request well inside nbdkit's 64 MiB limit. */
-#define RBDX_MIN_BLOCK   1
-#define RBDX_PREF_BLOCK  4096
-#define RBDX_MAX_BLOCK   (32 * 1024 * 1024)
-
-/** Set the crypto sector from encryption_format= (at .config_complete). */
-void rbdx_io_setup (enum rbdx_encryption e);
-
-/** The export's minimum block size, bytes: the crypto sector, else 1. */
-uint32_t rbdx_io_min_block (void);
-
 /** nbdkit's .pread, .pwrite, .flush, .trim, .zero and .extents. */
 int rbdx_io_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
                    uint32_t flags);

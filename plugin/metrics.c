@@ -10,8 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NBDKIT_API_VERSION 2
-#include <nbdkit-plugin.h>
+#include "rbdx/log.h"
 
 #include "conn.h"
 #include "metrics.h"
@@ -313,7 +312,7 @@ write_file (void)
   out = fopen (tmp, "we");
   if (!out || fwrite (text, 1, len, out) != len || fclose (out) == EOF ||
       rename (tmp, path) == -1) {
-    nbdkit_debug ("rbdx: cannot write metrics_file=%s: %m", path);
+    rbdx_debug ("rbdx: cannot write metrics_file=%s: %m", path);
     unlink (tmp);
   }
   free (text);

@@ -22,6 +22,10 @@ enum rbdx_completion {
   RBDX_COMPLETION_IO_URING,   /**< io_uring only; failing to set it up is an error. */
   RBDX_COMPLETION_POLL,       /**< blocking poll(2) + read(2) on the eventfd;
                                    "eventfd" is accepted as an old name. */
+  RBDX_COMPLETION_CALLBACK,   /**< not a keyword: set by the mapper's engine,
+                                   which takes completions in librbd's
+                                   callback (rbdx_ctx_aio) and has no
+                                   eventfd or reactor. */
 };
 
 /** Where writes go when several connections share one image

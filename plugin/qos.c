@@ -9,8 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#define NBDKIT_API_VERSION 2
-#include <nbdkit-plugin.h>
+#include "rbdx/log.h"
 
 #include "ctx.h"
 #include "qos.h"
@@ -111,7 +110,7 @@ apply (struct rbdx_qos *q, const struct limits *l)
   }
   atomic_store (&q->limited, any);
   rbdx_ident_format (&q->ident, id, sizeof id);
-  nbdkit_debug ("rbdx: image %s: QoS for all connections:%s", id,
+  rbdx_debug ("rbdx: image %s: QoS for all connections:%s", id,
                 any ? text : " none");
 }
 
@@ -215,6 +214,5 @@ rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes,
   if (waited_ns)
     atomic_fetch_add_explicit (waited_ns, (uint64_t) delay,
                                memory_order_relaxed);
-  return nbdkit_nanosleep ((unsigned) (delay / 1000000000),
-                           (unsigned) (delay % 1000000000));
+  return rbdx_sleep_ns ((uint64_t) delay);
 }

@@ -41,6 +41,7 @@
 #include "exports.h"
 #include "io.h"
 #include "options.h"
+#include "request.h"
 #include "writer.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
@@ -153,7 +154,7 @@ rbdx_config_complete (void)
   }
   if (opts.spec.image)
     rbdx_spec_format (&opts.spec, canon, sizeof canon);
-  rbdx_io_setup (opts.encryption);
+  rbdx_request_setup (opts.encryption);
   if (pinned && (opts.pool || !opts.spec.image ||
                  !opts.spec.snap != (pin.snap_id == RBDX_NOSNAP))) {
     nbdkit_error ("rbdx: identity= pins the image given as image= (a "
@@ -194,35 +195,16 @@ probe_pool (char *err, size_t errlen)
 static int
 rbdx_get_ready (void)
 {
-  struct rbdx_ctx *ctx;
-  char err[512], id[256];
+  char err[512];
 
   if (!opts.spec.image) {
     if (probe_pool (err, sizeof err) < 0)
       goto fail;
     return 0;
   }
-  if (rbdx_ctx_open (&opts, &opts.spec, pinned ? &pin : NULL,
-                     RBDX_CTX_READONLY | RBDX_CTX_PROBE, &ctx, err,
-                     sizeof err) < 0)
+  if (rbdx_conn_probe (&opts, &opts.spec, pinned ? &pin : NULL, err,
+                       sizeof err) < 0)
     goto fail;
-  rbdx_ident_format (&ctx->ident, id, sizeof id);
-  nbdkit_debug ("rbdx: %s (%s) is reachable: %" PRIu64 " bytes, features 0x%"
-                PRIx64, ctx->name, id, ctx->size, ctx->features);
-  /* Reading is needed whatever the export; whether writing is allowed
-   * is checked at .open, where nbdkit says if the export is writable. */
-  if (rbdx_ctx_check_access (ctx, &opts, false, err, sizeof err) < 0) {
-    rbdx_ctx_close (ctx);
-    goto fail;
-  }
-  if (opts.exclusive && !opts.spec.snap &&
-      !(ctx->features & RBD_FEATURE_EXCLUSIVE_LOCK)) {
-    snprintf (err, sizeof err, "exclusive=true: image '%s' has no "
-              "exclusive-lock feature", ctx->name);
-    rbdx_ctx_close (ctx);
-    goto fail;
-  }
-  rbdx_ctx_close (ctx);
   return 0;
 
 fail:
@@ -296,7 +278,7 @@ static int
 rbdx_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
                  uint32_t *maximum)
 {
-  *minimum = rbdx_io_min_block ();
+  *minimum = rbdx_request_min_block ();
   *preferred = RBDX_PREF_BLOCK;
   *maximum = RBDX_MAX_BLOCK;
   return 0;

@@ -7,8 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define NBDKIT_API_VERSION 2
-#include <nbdkit-plugin.h>
+#include "rbdx/log.h"
 
 #include "reactor.h"
 
@@ -21,7 +20,7 @@ static void
 say_fallback (const char *why, int err)
 {
   if (!atomic_exchange (&fallback_said, true))
-    nbdkit_debug ("rbdx: io_uring unavailable (%s: %s); completions are "
+    rbdx_debug ("rbdx: io_uring unavailable (%s: %s); completions are "
                   "reaped with poll(2) on the eventfd instead",
                   why, strerror (err));
 }
@@ -129,7 +128,7 @@ wait_uring (struct rbdx_reactor *r)
     io_uring_cqe_seen (&r->ring, cqe);
     if (res == -EINVAL && r->multishot) {
       r->multishot = false;   /* kernel < 5.13: re-arm one-shot */
-      nbdkit_debug ("rbdx: multishot poll unsupported, using one-shot poll");
+      rbdx_debug ("rbdx: multishot poll unsupported, using one-shot poll");
     }
     else if (res < 0 && res != -ECANCELED)
       return res;
@@ -162,7 +161,7 @@ lead (struct rbdx_reactor *r, struct rbdx_wait *me)
      * queued after the last poll bumps the counter again, so no
      * wake-up is lost.  EAGAIN (counter already 0) is fine. */
     if (read (r->efd, &count, sizeof count) < 0 && errno != EAGAIN)
-      nbdkit_debug ("rbdx: eventfd read: %m");
+      rbdx_debug ("rbdx: eventfd read: %m");
 
     while ((n = rbd_poll_io_events (r->image, comps, POLL_BATCH)) > 0) {
       pthread_mutex_lock (&r->lock);

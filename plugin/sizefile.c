@@ -5,8 +5,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#define NBDKIT_API_VERSION 2
-#include <nbdkit-plugin.h>
+#include "rbdx/log.h"
 
 #include "sizefile.h"
 
@@ -33,13 +32,13 @@ publish_locked (const char *path)
   snprintf (tmp, sizeof tmp, "%s.%ld.%lu", path, (long) getpid (), ++size_seq);
   f = fopen (tmp, "we");
   if (!f) {
-    nbdkit_debug ("rbdx: cannot write size_file=%s: %m", path);
+    rbdx_debug ("rbdx: cannot write size_file=%s: %m", path);
     return;
   }
   bad = fprintf (f, "%" PRIu64 "\n", min) < 0;
   bad |= fclose (f) == EOF;
   if (bad || rename (tmp, path) == -1) {
-    nbdkit_debug ("rbdx: cannot write size_file=%s: %m", path);
+    rbdx_debug ("rbdx: cannot write size_file=%s: %m", path);
     unlink (tmp);
   }
 }
@@ -51,7 +50,7 @@ rbdx_size_register (struct rbdx_ctx *ctx)
     return;
   pthread_mutex_lock (&size_lock);
   if (size_ctxs && !rbdx_ident_equal (&size_ctxs->ident, &ctx->ident))
-    nbdkit_debug ("rbdx: %s is another image than the one size_file=%s "
+    rbdx_debug ("rbdx: %s is another image than the one size_file=%s "
                   "describes: not published", ctx->name, ctx->size_file);
   else {
     ctx->size_next = size_ctxs;

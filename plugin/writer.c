@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NBDKIT_API_VERSION 2
-#include <nbdkit-plugin.h>
+#include "rbdx/log.h"
 
 #include "metrics.h"
 #include "writer.h"
@@ -66,7 +65,7 @@ unlink_writer (struct rbdx_writer *w)
 static void
 close_writer (struct rbdx_writer *w)
 {
-  nbdkit_debug ("rbdx: %s: shared writer closed", w->ctx->name);
+  rbdx_debug ("rbdx: %s: shared writer closed", w->ctx->name);
   rbdx_ctx_close (w->ctx);
   free (w);
 }
@@ -164,7 +163,7 @@ rbdx_writer_get (const struct rbdx_options *o, const struct rbdx_spec *spec,
   if (dead2)
     close_writer (dead2);
   rbdx_ident_format (&conn->ident, id, sizeof id);
-  nbdkit_debug ("rbdx: %s (%s): shared writer opened%s", w->ctx->name, id,
+  rbdx_debug ("rbdx: %s (%s): shared writer opened%s", w->ctx->name, id,
                 o->exclusive ? ", exclusive lock held" : "");
   *out = w;
   return 0;

@@ -3,7 +3,7 @@
  *
  * reactor.c is linked against a stub of the four librbd calls it makes
  * (rbd_poll_io_events, rbd_aio_get_arg, rbd_aio_get_return_value,
- * rbd_aio_release) and of nbdkit_debug.  The stub keeps librbd's
+ * rbd_aio_release) and of the core's host service rbdx_debug (rbdx/log.h).  The stub keeps librbd's
  * contract as reactor.h states it: a finished completion is queued and
  * then 1 is added to the image's eventfd; rbd_poll_io_events hands
  * queued completions out in order; a completion is released once, after
@@ -45,6 +45,7 @@
 
 #include <cmocka.h>
 
+#include "rbdx/log.h"
 #include "reactor.h"
 
 #define WORKERS 40             /* more than reactor.c's POLL_BATCH (32) */
@@ -149,16 +150,14 @@ rbd_aio_release (rbd_completion_t rc)
     fault (cur, "completion released twice", c);
 }
 
-/* reactor.c's only nbdkit call (nbdkit-plugin.h declares it). */
-void nbdkit_debug (const char *fmt, ...);
-
+/* reactor.c's only host call (rbdx/log.h). */
 void
-nbdkit_debug (const char *fmt, ...)
+rbdx_debug (const char *fmt, ...)
 {
   va_list ap;
 
   va_start (ap, fmt);
-  fputs ("nbdkit_debug: ", stderr);
+  fputs ("rbdx_debug: ", stderr);
   vfprintf (stderr, fmt, ap);
   fputc ('\n', stderr);
   va_end (ap);

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx core: serving one RBD image to NBD clients, whoever speaks NBD.
+ *
+ * The core library (librbdx-core.a, built from plugin/) holds everything
+ * that is about the image and not about the NBD front end; it is linked
+ * into the nbdkit plugin (plugin/rbdx.c, io.c, exports.c) and into the
+ * mapper's built-in engine (server/engine*.c).  Each host provides the
+ * three services of rbdx/log.h.
+ *
+ *   options.h   the key=value parameters, parsed and validated (pure)
+ *   cluster.h   one rados_t from those parameters
+ *   ctx.h       one librbd context bound to an image identity; its
+ *               synchronous requests (reaped by reactor.h) and its
+ *               asynchronous ones (rbdx_ctx_aio, completed in librbd's
+ *               callback)
+ *   conn.h      one NBD connection: its context, the writer its writes go
+ *               through (writer.h), multi-conn, QoS and metrics;
+ *               rbdx_conn_probe proves an image servable before serving
+ *   request.h   the checks every request passes (block size constraints,
+ *               the crypto sector, the image's current end)
+ *   errors.h    librbd errno -> NBD error, rate-limited error logs
+ *   qos.h       the image's QoS limits over all its connections
+ *   metrics.h   request counters and the metrics file
+ *   sizefile.h  the image's current size published in a file
+ *   rbdx/identity.h  pool id / namespace / image id / snapshot id
+ *
+ * Thread-safety and ownership are stated in each header.  A host that
+ * forks must do so before the first rados_connect (cluster.h).
+ */
+#ifndef RBDX_CORE_H
+#define RBDX_CORE_H
+
+#include "rbdx/identity.h"
+#include "rbdx/log.h"
+
+#include "conn.h"
+#include "ctx.h"
+#include "errors.h"
+#include "metrics.h"
+#include "options.h"
+#include "qos.h"
+#include "request.h"
+
+#endif /* RBDX_CORE_H */
