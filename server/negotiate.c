@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <libnbd.h>
@@ -15,6 +17,9 @@
 /* Not in linux/nbd.h of every release; values from the NBD spec. */
 #ifndef NBD_FLAG_ROTATIONAL
 #define NBD_FLAG_ROTATIONAL (1 << 4)
+#endif
+#ifndef NBD_FLAG_CAN_MULTI_CONN
+#define NBD_FLAG_CAN_MULTI_CONN (1 << 8)
 #endif
 #ifndef NBD_FLAG_SEND_WRITE_ZEROES
 #define NBD_FLAG_SEND_WRITE_ZEROES (1 << 6)
@@ -54,11 +59,89 @@ identity_of (struct nbd_handle *h, char *buf, size_t len)
   free (desc);
 }
 
+/* One connection from the built-in engine's control socket at @p path
+ * (server/engine.c: "CONNECT", answered "OK SIZE FLAGS MIN_BLOCK
+ * IDENTITY" with the socket attached, or "ERR ERRNO MESSAGE"). */
+static int
+engine_connect (const char *path, int *fd_out, struct rbdx_export *exp,
+                const char **err)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  union { struct cmsghdr h; char b[CMSG_SPACE (sizeof (int))]; } u;
+  char msg[1024];
+  struct iovec iov = { msg, sizeof msg - 1 };
+  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+                       .msg_control = u.b, .msg_controllen = sizeof u.b };
+  struct cmsghdr *cm;
+  unsigned long long size;
+  unsigned flags, min_block;
+  char ident[320] = "";
+  ssize_t n;
+  int c, fd = -1, e;
+
+  if (strlen (path) >= sizeof sa.sun_path)
+    return -ENAMETOOLONG;
+  strcpy (sa.sun_path, path);
+  c = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (c < 0)
+    return -errno;
+  if (connect (c, (struct sockaddr *) &sa, sizeof sa) < 0) {
+    e = errno;
+    close (c);
+    snprintf (errbuf, sizeof errbuf, "engine control socket %s: %s", path,
+              strerror (e));
+    if (err)
+      *err = errbuf;
+    return e == ECONNREFUSED || e == ENOENT ? -e : -EIO;
+  }
+  if (send (c, "CONNECT", 7, MSG_NOSIGNAL) != 7 ||
+      (n = recvmsg (c, &mh, MSG_CMSG_CLOEXEC)) <= 0) {
+    snprintf (errbuf, sizeof errbuf, "the engine did not answer: %s",
+              strerror (errno ? errno : EPIPE));
+    close (c);
+    if (err)
+      *err = errbuf;
+    return -EIO;
+  }
+  close (c);
+  msg[n] = '\0';
+  for (cm = CMSG_FIRSTHDR (&mh); cm; cm = CMSG_NXTHDR (&mh, cm))
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+      memcpy (&fd, CMSG_DATA (cm), sizeof fd);
+  if (strncmp (msg, "OK ", 3) != 0 || fd < 0 ||
+      sscanf (msg + 3, "%llu %u %u %319s", &size, &flags, &min_block,
+              ident) < 3) {
+    const char *text = strncmp (msg, "ERR ", 4) == 0 ? strchr (msg + 4, ' ')
+                       : NULL;
+    snprintf (errbuf, sizeof errbuf, "%.400s", text ? text + 1 : msg);
+    if (fd >= 0)
+      close (fd);
+    if (err)
+      *err = errbuf;
+    return -EIO;
+  }
+  if (exp) {
+    exp->size = size;
+    exp->flags = flags;
+    exp->read_only = flags & NBD_FLAG_READ_ONLY;
+    exp->multi_conn = flags & NBD_FLAG_CAN_MULTI_CONN;
+    exp->min_block = min_block >= 1 && min_block <= 65536 ? min_block : 1;
+    snprintf (exp->identity, sizeof exp->identity, "%s", ident);
+  }
+  *fd_out = fd;
+  return 0;
+}
+
 int
 rbdx_negotiate (const char *target, int *fd_out, struct rbdx_export *exp,
                 const char **err)
 {
-  struct nbd_handle *h = nbd_create ();
+  struct nbd_handle *h;
+
+  if (strncmp (target, RBDX_ENGINE_PREFIX, strlen (RBDX_ENGINE_PREFIX)) == 0)
+    return engine_connect (target + strlen (RBDX_ENGINE_PREFIX), fd_out, exp,
+                           err);
+  h = nbd_create ();
   int64_t size;
   int fd, flags;
 

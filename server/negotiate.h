@@ -31,9 +31,14 @@ struct rbdx_export {
   char identity[320];
 };
 
+/** @p target prefix: the control socket of the built-in engine
+ *  (server/engine.h), whose connections need no handshake. */
+#define RBDX_ENGINE_PREFIX "engine:"
+
 /** Negotiate one connection to @p target: an NBD URI ("nbd://",
- *  "nbd+unix://", ...) when it contains "://", else the path of a Unix
- *  socket (default export).
+ *  "nbd+unix://", ...) when it contains "://"; RBDX_ENGINE_PREFIX and the
+ *  path of the built-in engine's control socket (a "CONNECT" there, see
+ *  server/engine.c); else the path of a Unix socket (default export).
  *  @param fd_out   a connected socket in transmission phase, blocking,
  *                  close-on-exec; owned by the caller.
  *  @param exp      filled from the handshake (may be NULL).

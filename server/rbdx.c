@@ -75,6 +75,8 @@ usage (FILE *f)
     "      --id NAME, --conf FILE, --keyring FILE   cephx user, ceph.conf, keyring\n"
     "  -o, --option KEY=VALUE   any rbdx plugin parameter (nbdkit-rbdx-plugin(1));\n"
     "                           a bare KEY=VALUE after the spec works too\n"
+    "      --engine builtin|nbdkit  what serves the kernel's connections: the\n"
+    "                           built-in engine (default) or nbdkit with the plugin\n"
     "      --format plain|json  output format (map, attach, list-mapped, status)\n"
     "      --connection-info FILE|-  map (or unmap) the volume a Cinder/os-brick RBD\n"
     "                           connection_info describes; prints os-brick's device\n"
@@ -317,7 +319,7 @@ require_nbd_driver (void)
 }
 
 enum { OPT_EXCLUSIVE = 256, OPT_IO_TIMEOUT, OPT_REATTACH, OPT_RESIZE, OPT_ID,
-       OPT_CONF, OPT_KEYRING, OPT_FORMAT, OPT_FORCE, OPT_CONNINFO };
+       OPT_CONF, OPT_KEYRING, OPT_FORMAT, OPT_FORCE, OPT_CONNINFO, OPT_ENGINE };
 
 static const struct option long_opts[] = {
   { "connections", required_argument, NULL, 'c' },
@@ -334,6 +336,7 @@ static const struct option long_opts[] = {
   { "format", required_argument, NULL, OPT_FORMAT },
   { "force", no_argument, NULL, OPT_FORCE },
   { "connection-info", required_argument, NULL, OPT_CONNINFO },
+  { "engine", required_argument, NULL, OPT_ENGINE },
   { "help", no_argument, NULL, 'h' },
   { NULL, 0, NULL, 0 },
 };
@@ -342,6 +345,7 @@ struct cli {
   struct rbdx_map_opts o;
   bool json, force, device_set, resize_poll_set;
   const char *conninfo;   /* --connection-info FILE or "-" */
+  const char *engine;     /* --engine builtin|nbdkit, NULL if not given */
   char **args;      /* positional arguments */
   int nargs;
 };
@@ -404,6 +408,11 @@ parse_cli (int argc, char **argv, struct cli *c)
       break;
     case OPT_FORCE: c->force = true; break;
     case OPT_CONNINFO: c->conninfo = optarg; break;
+    case OPT_ENGINE:
+      if (strcmp (optarg, "builtin") && strcmp (optarg, "nbdkit"))
+        die (2, "--engine must be builtin or nbdkit, not '%s'", optarg);
+      c->engine = optarg;
+      break;
     case 'h': usage (stdout); exit (0);
     case ':':
       die (2, "%s needs a value (see rbdx --help)", argv[optind - 1]);
@@ -419,6 +428,40 @@ parse_cli (int argc, char **argv, struct cli *c)
       die (1, "out of memory");
     c->args[c->nargs++] = argv[optind];
   }
+}
+
+/* The built-in engine's program: $RBDX_ENGINE, else rbdx-engine next to
+ * this program (the build tree), else the installed one. */
+static const char *
+engine_program (void)
+{
+  static char path[4096];
+  const char *env = getenv ("RBDX_ENGINE");
+  ssize_t n;
+  char *slash;
+
+  if (env && *env)
+    return env;
+  n = readlink ("/proc/self/exe", path, sizeof path - 32);
+  if (n > 0) {
+    path[n] = '\0';
+    slash = strrchr (path, '/');
+    if (slash) {
+      strcpy (slash + 1, "rbdx-engine");
+      if (access (path, X_OK) == 0)
+        return path;
+    }
+  }
+  return RBDX_LIBEXECDIR "/rbdx-engine";
+}
+
+/* --engine (default builtin, or what the device was mapped with). */
+static void
+set_engine (struct cli *c, const char *recorded)
+{
+  const char *e = c->engine ? c->engine : recorded && *recorded ? recorded
+                  : "builtin";
+  c->o.engine = strcmp (e, "builtin") == 0 ? engine_program () : NULL;
 }
 
 /* Our own server with several connections: one writer (writers=shared)
@@ -577,6 +620,7 @@ cmd_map (struct cli *c)
   if (!c->o.connections)
     c->o.connections = default_connections ();
   default_writers (&c->o);
+  set_engine (c, NULL);
   if (geteuid () != 0)
     die (1, "mapping a device needs root (CAP_SYS_ADMIN for the kernel's NBD "
          "netlink interface)");
@@ -771,6 +815,7 @@ cmd_attach (struct cli *c)
       c->o.orphan = (long) st.server;
     snprintf (c->o.identity, sizeof c->o.identity, "%s", st.identity);
   }
+  set_engine (c, r == 0 ? st.engine : NULL);
   if (c->nargs >= 3)
     set_target (c, c->args + 2, c->nargs - 2);
   else if (r == 0) {

@@ -46,12 +46,12 @@ rbdx_state_save (const struct rbdx_state *st)
   fprintf (f, "index=%d\ntarget=%s\nbackend=%s\nsocket=%s\nconnections=%u\n"
            "supervisor=%ld\nsupervisor_start=%llu\nserver=%ld\nserver_start=%llu\n"
            "resize_poll=%u\nread_only=%d\nidentity=%s\nmetrics=%s\n"
-           "reattaches=%lu\nresizes=%lu\nserver_restarts=%lu\nparams=%s\n",
+           "reattaches=%lu\nresizes=%lu\nserver_restarts=%lu\nengine=%s\nparams=%s\n",
            st->index, st->target, st->backend, st->socket, st->connections,
            (long) st->supervisor, st->supervisor_start, (long) st->server,
            st->server_start, st->resize_poll, st->read_only ? 1 : 0,
            st->identity, st->metrics, st->reattaches, st->resizes,
-           st->server_restarts, st->params);
+           st->server_restarts, st->engine, st->params);
   if (fclose (f) == EOF || rename (tmp, path) == -1) {
     int e = errno;
     unlink (tmp);
@@ -104,6 +104,8 @@ rbdx_state_load (int index, struct rbdx_state *st)
       st->server_restarts = strtoul (v, NULL, 10);
     else if (!strcmp (line, "identity"))
       snprintf (st->identity, sizeof st->identity, "%s", v);
+    else if (!strcmp (line, "engine"))
+      snprintf (st->engine, sizeof st->engine, "%s", v);
     else if (!strcmp (line, "params")) snprintf (st->params, sizeof st->params, "%s", v);
   }
   fclose (f);

@@ -34,6 +34,8 @@ struct rbdx_state {
    *  it stated none (a foreign NBD server, an older rbdx). */
   char identity[320];
   char metrics[300];               /**< the server's metrics_file, or "" */
+  char engine[16];                 /**< "builtin" or "nbdkit" (image spec),
+                                        "" for an NBD URI or an older rbdx */
   unsigned long reattaches;        /**< connections handed over again */
   unsigned long resizes;           /**< device size changes followed */
   unsigned long server_restarts;   /**< servers started after the first */

@@ -43,6 +43,7 @@ struct sup {
   char dir[256], sock[300], srvlog[300], sizefile[300];
   char backend[RBDX_TARGET_MAX + 8];
   const char *connect_to;
+  char engine_to[320];     /* RBDX_ENGINE_PREFIX + sock (built-in engine) */
   pid_t server;
   int index;
   struct rbdx_nl *cmd, *mc;
@@ -213,13 +214,24 @@ spawn_server (struct sup *s)
     free (argv);
     return -EINVAL;
   }
-  argv[n++] = (char *) o->nbdkit;
-  argv[n++] = "--foreground";
-  argv[n++] = "--unix";
-  argv[n++] = s->sock;
-  if (o->read_only)
-    argv[n++] = "--readonly";
-  argv[n++] = (char *) o->plugin;
+  if (o->engine) {
+    /* The built-in engine (server/engine.h): the same parameters, its
+     * control socket where nbdkit would listen. */
+    argv[n++] = (char *) o->engine;
+    argv[n++] = "--control";
+    argv[n++] = s->sock;
+    if (o->read_only)
+      argv[n++] = "--readonly";
+  }
+  else {
+    argv[n++] = (char *) o->nbdkit;
+    argv[n++] = "--foreground";
+    argv[n++] = "--unix";
+    argv[n++] = s->sock;
+    if (o->read_only)
+      argv[n++] = "--readonly";
+    argv[n++] = (char *) o->plugin;
+  }
   argv[n++] = (char *) o->target;
   /* Our own server tells every connection the largest size and publishes
    * the image's real size in a file: growth then needs no new connections
@@ -514,6 +526,8 @@ save_state (struct sup *s)
   st.server_restarts = s->restarts;
   snprintf (st.backend, sizeof st.backend, "%s", s->backend);
   snprintf (st.socket, sizeof st.socket, "%s", s->o->is_uri ? "" : s->sock);
+  snprintf (st.engine, sizeof st.engine, "%s", s->o->is_uri ? ""
+            : s->o->engine ? "builtin" : "nbdkit");
   for (size_t i = 0; i < s->o->nparams; i++) {
     size_t used = strlen (st.params);
     snprintf (st.params + used, sizeof st.params - used, "%s%c", s->o->params[i],
@@ -756,6 +770,11 @@ supervise (const struct rbdx_map_opts *o, int report_fd)
     _exit (1);
   snprintf (s->backend, sizeof s->backend, "rbdx:%s", o->target);
   s->connect_to = o->is_uri ? o->target : s->sock;
+  if (!o->is_uri && o->engine) {
+    snprintf (s->engine_to, sizeof s->engine_to, "%s%.300s",
+              RBDX_ENGINE_PREFIX, s->sock);
+    s->connect_to = s->engine_to;
+  }
   if (mkdir (s->dir, 0700) == -1) {
     dprintf (report_fd, "ERR cannot create %s: %s\n", s->dir, strerror (errno));
     _exit (1);
@@ -792,7 +811,8 @@ supervise (const struct rbdx_map_opts *o, int report_fd)
 
   if (!o->is_uri) {
     if (spawn_server (s))
-      fail_start (s, "cannot start %s: %s", o->nbdkit, strerror (errno));
+      fail_start (s, "cannot start %s: %s", o->engine ? o->engine : o->nbdkit,
+                  strerror (errno));
     if (wait_server (s, 120)) {
       server_log_tail (s, tail, sizeof tail);
       fail_start (s, "the rbdx server for %s did not start: %s", o->target,

@@ -41,6 +41,8 @@ struct rbdx_map_opts {
   unsigned io_timeout;        /**< seconds, 0: kernel default (no failure) */
   unsigned reattach_timeout;  /**< seconds (NBD_ATTR_DEAD_CONN_TIMEOUT) */
   unsigned resize_poll;       /**< seconds, 0: do not follow resizes */
+  const char *engine;         /**< the built-in engine's program
+                                   (rbdx-engine), or NULL for nbdkit */
   const char *nbdkit;         /**< nbdkit program */
   const char *plugin;         /**< plugin name or path */
   char **params;              /**< plugin parameters KEY=VALUE (--id, --conf,

@@ -149,6 +149,32 @@ serve() {
   SERVER_PID=$(cat "$pidfile")
 }
 
+# serve_engine SOCKET [ENGINE-OPTIONS...] [--] SPEC [KEY=VALUE...]: start
+# the mapper's built-in engine (server/rbdx-engine) with its --oldstyle
+# test hook on SOCKET (libnbd, nbdsh and fio's nbd engine accept the
+# oldstyle greeting); its messages go to SOCKET.log.  Sets SERVER_PID;
+# stop_server SOCKET stops it.
+serve_engine() {
+  local sock=$1 i
+  local -a eopts=()
+  local engine=$RBDX_BUILD/server/rbdx-engine
+  shift
+  [ -x "$engine" ] || skip "no engine built at $engine (-Dmapper=disabled?)"
+  while [ $# -gt 0 ] && [ "$1" != "--" ] && [[ $1 == -* ]]; do eopts+=("$1"); shift; done
+  [ "${1:-}" = "--" ] && shift
+  echo "$sock.pid" >>"$_state/pidfiles"
+  "$engine" "${eopts[@]}" --oldstyle "$sock" "$@" 2>>"$sock.log" &
+  SERVER_PID=$!
+  echo "$SERVER_PID" >"$sock.pid"
+  for i in $(seq 400); do
+    [ -S "$sock" ] && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null ||
+      fail "rbdx-engine exited at start: $* ($(tail -3 "$sock.log"))"
+    sleep 0.05
+  done
+  fail "rbdx-engine did not listen on $sock within 20 s"
+}
+
 # stop_server SOCKET: stop a server started by serve and wait for it.
 stop_server() {
   local pidfile="$1.pid" pid

@@ -7,7 +7,7 @@
 # and `rbdx unmap --connection-info`, as os-brick's connect and disconnect.
 #
 # As in test-kernel-mapper, the guest cannot reach the cluster, so the
-# mapper's server is a stand-in that records its command line and forwards
+# mapper's engine is a stand-in (tests/kernel/standin-engine) that records its command line and forwards
 # to the host's real rbdx server; the host then starts the real plugin
 # with exactly the recorded plugin parameters (user, monitors, the keyring
 # file the mapper wrote from the connection_info, qos.*) and proves they
@@ -46,6 +46,7 @@ sock="$UML_DIR/nbd.sock"
 uml_serve "$sock" "$img" size_file="$UML_SHARE/size" advertise_size=max
 uml_bridge "$sock"
 uml_guest_mount "$(dirname "$mapper")"
+uml_guest_mount "$RBDX_BUILD/tests/kernel"
 
 # The recorded connection_info: what Cinder's RBD driver returns, with this
 # sandbox's monitors (address and port from its conf) and user.
@@ -70,12 +71,12 @@ mon_host=$(python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))["data"]
 print(",".join("%s:%s" % hp for hp in zip(d["hosts"], d["ports"])))' "$UML_SHARE/conn.json")
 uml_guest_env MAPPER="$mapper" RBDX_PLUGIN=/plugin/rbdx.so VOLUME="$img" \
-  CINDER_USER="$user" MON_HOST="$mon_host"
+  CINDER_USER="$user" MON_HOST="$mon_host" \
+  STANDIN_ENGINE="$(cd "$RBDX_BUILD/tests/kernel" && pwd -P)/standin-engine"
 
 cat >"$UML_DIR/guest-attach.sh" <<'EOF2'
 load_nbd
-standin_nbdkit /tmp/nbdkit
-export RBDX_NBDKIT=/tmp/nbdkit
+export RBDX_ENGINE=$STANDIN_ENGINE
 link="/dev/rbdx/$VOLUME"
 kr="/share/run/keyrings/${VOLUME/\//%}.keyring"
 
@@ -84,17 +85,17 @@ say "map printed: $out"
 [ "$out" = "{\"type\":\"block\",\"path\":\"$link\",\"device\":\"/dev/nbd0\"}" ] ||
   fail "unexpected device info: $out"
 [ "$(readlink "$link")" = /dev/nbd0 ] || fail "$link does not point at /dev/nbd0"
-grep -qx "$VOLUME" /share/nbdkit-args || fail "the volume is not the server's image"
-grep -qx "id=$CINDER_USER" /share/nbdkit-args || fail "no id=$CINDER_USER"
-grep -qx "mon_host=$MON_HOST" /share/nbdkit-args || fail "no mon_host=$MON_HOST"
-grep -qx "keyring=$kr" /share/nbdkit-args || fail "no keyring=$kr"
-grep -qx "qos.iops_limit=500" /share/nbdkit-args || fail "no qos.iops_limit=500"
-grep -qx "qos.read_bps_limit=10485760" /share/nbdkit-args || fail "no qos.read_bps_limit"
-grep -qx "qos.write_iops_burst=800" /share/nbdkit-args || fail "no qos.write_iops_burst"
-! grep -qx -- --readonly /share/nbdkit-args || fail "rw volume mapped read-only"
+grep -qx "$VOLUME" /share/engine-args || fail "the volume is not the server's image"
+grep -qx "id=$CINDER_USER" /share/engine-args || fail "no id=$CINDER_USER"
+grep -qx "mon_host=$MON_HOST" /share/engine-args || fail "no mon_host=$MON_HOST"
+grep -qx "keyring=$kr" /share/engine-args || fail "no keyring=$kr"
+grep -qx "qos.iops_limit=500" /share/engine-args || fail "no qos.iops_limit=500"
+grep -qx "qos.read_bps_limit=10485760" /share/engine-args || fail "no qos.read_bps_limit"
+grep -qx "qos.write_iops_burst=800" /share/engine-args || fail "no qos.write_iops_burst"
+! grep -qx -- --readonly /share/engine-args || fail "rw volume mapped read-only"
 [ "$(stat -c %a "$kr")" = 600 ] || fail "the keyring file is mode $(stat -c %a "$kr")"
 grep -q "client.$CINDER_USER" "$kr" || fail "the keyring file does not hold the user's key"
-cp /share/nbdkit-args /share/recorded-args
+cp /share/engine-args /share/recorded-args
 head -c $((1 << 20)) /dev/urandom >/tmp/data
 dd if=/tmp/data of="$link" bs=1M seek=8 oflag=direct status=none || fail "write through $link failed"
 [ "$(dd if="$link" bs=1M skip=8 count=1 iflag=direct status=none | sha256sum)" = \
@@ -119,7 +120,7 @@ print(json.dumps(d))' >/tmp/ro.json 2>/dev/null ||
   sed 's/"access_mode": "rw"/"access_mode": "ro"/' /share/conn.json >/tmp/ro.json
 out=$("$MAPPER" map --connection-info /tmp/ro.json) || fail "read-only map failed"
 [ "$(cat /sys/block/nbd0/ro)" = 1 ] || fail "access_mode ro did not map read-only"
-grep -qx -- --readonly /share/nbdkit-args || fail "no --readonly for access_mode ro"
+grep -qx -- --readonly /share/engine-args || fail "no --readonly for access_mode ro"
 "$MAPPER" unmap --connection-info /tmp/ro.json || fail "unmap of the read-only volume failed"
 
 echo '{"driver_volume_type": "iscsi", "data": {"name": "rbd/x"}}' >/tmp/iscsi.json

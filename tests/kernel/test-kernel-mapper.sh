@@ -6,22 +6,25 @@
 #
 # The guest cannot reach the sandbox cluster (it listens on 127.0.0.1 of the
 # host), so for the image spec the mapper's server is a stand-in: the test
-# sets RBDX_NBDKIT to a script that records the command line the mapper
-# built and then runs the guest's real nbdkit with the same options
-# (--foreground --unix SOCKET [--readonly]) but the nbd
-# plugin, which forwards to the host's rbdx server through the relay.  What
-# is proven for spec mode: the mapper's nbdkit command line (plugin, spec,
-# parameters), the private socket, supervision (restart after a crash),
-# attach after the supervisor is killed, and unmap stopping the server.
-# The real plugin with that command line is what every other test runs.
+# sets RBDX_ENGINE to tests/kernel/standin-engine, which records the
+# command line the mapper built, listens on the engine's control socket
+# and answers each CONNECT with a connection it negotiated with the
+# host's rbdx server through the relay (so the guest kernel talks to the
+# host's server).  What is proven for spec mode: the engine's command
+# line (spec, parameters), the private control socket, supervision
+# (restart after a crash), attach after the supervisor is killed, and
+# unmap stopping the server; then `--engine nbdkit` with RBDX_NBDKIT set
+# to a script that runs the guest's nbdkit with the mapper's options but
+# the nbd plugin.  The real engine with the kernel is test-kernel-engine.sh;
+# the real plugin with that command line is what every other test runs.
 #
 # The guest runs the URI part first (against a plain rbdx server), then the
 # host restarts its server with size_file= and advertise_size=max, as the
 # mapper starts its own, for the spec part.
 # Asserts, in the guest (4 connections unless said):
 #   - map SPEC id=admin --format json: JSON with device, image, connections,
-#     server and supervisor pids; the server got --unix under RBDX_RUN_DIR,
-#     the plugin ($RBDX_PLUGIN), the canonical spec and
+#     server and supervisor pids; the engine got --control under
+#     RBDX_RUN_DIR, the canonical spec and
 #     id=admin; 4 connections reach the host; data written to the device is
 #     read back; mapping the same spec again prints the same device;
 #   - list-mapped (plain and JSON) shows the mapping;
@@ -57,21 +60,23 @@ sock="$UML_DIR/nbd.sock"
 uml_serve "$sock" "$img"
 uml_bridge "$sock"
 uml_guest_mount "$(dirname "$mapper")"
+uml_guest_mount "$RBDX_BUILD/tests/kernel"
 # The identity the real plugin states for the image (export description).
 ident=$(nbdkit -U - "$RBDX_PLUGIN" "$img" --run 'nbdinfo --json "$uri"' |
   python3 -c 'import json, re, sys
 print(re.search(r"\(identity ([^)]*)\)", json.load(sys.stdin)["exports"][0]["description"]).group(1))')
 say "the image's identity: $ident"
-uml_guest_env NBD_EXPORT="$img" MAPPER="$mapper" RBDX_PLUGIN=/plugin/rbdx.so NBD_IDENTITY="$ident"
+uml_guest_env NBD_EXPORT="$img" MAPPER="$mapper" RBDX_PLUGIN=/plugin/rbdx.so NBD_IDENTITY="$ident" \
+  STANDIN_ENGINE="$(cd "$RBDX_BUILD/tests/kernel" && pwd -P)/standin-engine"
 
 cat >"$UML_DIR/guest-mapper.sh" <<'EOF'
 load_nbd
 json_field() { sed -n "s/.*\"$1\":\\([^,}]*\\).*/\\1/p" | tr -d '"'; }
 supervisors() { pgrep -f "^$MAPPER " | wc -l; }
-servers() { pgrep -x nbdkit | wc -l; }
+servers() { pgrep -f 'nbdkit|standin-engine' | wc -l; }
 nothing_left() {
   [ "$(supervisors)" -eq 0 ] || fail "a supervisor is left: $(pgrep -af "^$MAPPER ")"
-  [ "$(servers)" -eq 0 ] || fail "a server is left: $(pgrep -ax nbdkit)"
+  [ "$(servers)" -eq 0 ] || fail "a server is left: $(pgrep -af 'nbdkit|standin-engine')"
   [ -z "$(ls /share/run 2>/dev/null | grep -vx lock)" ] || fail "state left in /share/run: $(ls /share/run)"
   for d in 0 1 2 3; do
     [ ! -e /sys/block/nbd$d/pid ] || fail "/dev/nbd$d is still connected"
@@ -79,13 +84,13 @@ nothing_left() {
 }
 # The stand-in server (see the host script's header).
 standin_nbdkit /tmp/nbdkit
-cat >/tmp/nbdkit-fails <<'F'
+cat >/tmp/engine-fails <<'F'
 #!/bin/bash
-echo "nbdkit: rbdx[1]: error: rbdx: image 'rbd/missing' does not exist" >&2
+echo "rbdx-engine: error: rbdx: image 'rbd/missing' does not exist" >&2
 exit 1
 F
-chmod +x /tmp/nbdkit-fails
-export RBDX_NBDKIT=/tmp/nbdkit
+chmod +x /tmp/engine-fails
+export RBDX_NBDKIT=/tmp/nbdkit RBDX_ENGINE=$STANDIN_ENGINE
 spec="rbd/$(basename "$NBD_EXPORT")"
 
 # --- URI mode ---
@@ -107,7 +112,7 @@ grep -q "already connected" /tmp/err || fail "mapping onto nbd1 said: $(cat /tmp
 nothing_left
 
 # --- errors ---
-if RBDX_NBDKIT=/tmp/nbdkit-fails "$MAPPER" map rbd/missing 2>/tmp/err; then
+if RBDX_ENGINE=/tmp/engine-fails "$MAPPER" map rbd/missing 2>/tmp/err; then
   fail "map with a failing server succeeded"
 fi
 grep -q "does not exist" /tmp/err || fail "the server's message is not shown: $(cat /tmp/err)"
@@ -134,15 +139,14 @@ say "map printed: $out"
 server=$(echo "$out" | json_field server_pid)
 sup=$(echo "$out" | json_field supervisor_pid)
 [ -d "/proc/$server" ] && [ -d "/proc/$sup" ] || fail "server $server or supervisor $sup not running"
-grep -qx -- --unix /share/nbdkit-args || fail "no --unix"
-grep -q "^/share/run/sup-$sup/nbd.sock$" /share/nbdkit-args || fail "socket not private: $(cat /share/nbdkit-args)"
-grep -qx /plugin/rbdx.so /share/nbdkit-args || fail "plugin not \$RBDX_PLUGIN"
-grep -qx "$spec" /share/nbdkit-args || fail "spec $spec not passed"
-grep -qx id=admin /share/nbdkit-args || fail "id=admin not passed"
-grep -qx writers=shared /share/nbdkit-args || fail "4 connections without writers=shared"
-grep -qx advertise_size=max /share/nbdkit-args || fail "no advertise_size=max"
-grep -q "^size_file=/share/run/sup-$sup/size$" /share/nbdkit-args || fail "no private size_file"
-! grep -qx -- --readonly /share/nbdkit-args || fail "--readonly without -r"
+grep -qx -- --control /share/engine-args || fail "no --control"
+grep -q "^/share/run/sup-$sup/nbd.sock$" /share/engine-args || fail "socket not private: $(cat /share/engine-args)"
+grep -qx "$spec" /share/engine-args || fail "spec $spec not passed"
+grep -qx id=admin /share/engine-args || fail "id=admin not passed"
+grep -qx writers=shared /share/engine-args || fail "4 connections without writers=shared"
+grep -qx advertise_size=max /share/engine-args || fail "no advertise_size=max"
+grep -q "^size_file=/share/run/sup-$sup/size$" /share/engine-args || fail "no private size_file"
+! grep -qx -- --readonly /share/engine-args || fail "--readonly without -r"
 four() { [ "$(tcp_conns "$NBD_PORT")" -eq 4 ]; }
 wait_until 10 four || fail "$(tcp_conns "$NBD_PORT") connections to the host, expected 4"
 [ "$(dev_bytes nbd0)" -eq $((64 << 20)) ] || fail "nbd0 is $(dev_bytes nbd0) bytes"
@@ -176,8 +180,8 @@ wait_until 20 four || fail "$(tcp_conns "$NBD_PORT") connections after the resta
 check_data "after the server restart"
 # The image identity the server stated at map time pins every later
 # server to that image, whatever its name means by then.
-grep -qx "identity=$NBD_IDENTITY" /share/nbdkit-args ||
-  fail "the restarted server is not pinned to $NBD_IDENTITY: $(cat /share/nbdkit-args)"
+grep -qx "identity=$NBD_IDENTITY" /share/engine-args ||
+  fail "the restarted server is not pinned to $NBD_IDENTITY: $(cat /share/engine-args)"
 "$MAPPER" list-mapped --format json | grep -q "\"identity\":\"$NBD_IDENTITY\"" ||
   fail "list-mapped does not show identity $NBD_IDENTITY: $("$MAPPER" list-mapped --format json)"
 # rbdx status counts the restart and the re-attached connections (the
@@ -203,8 +207,8 @@ sup=$(echo "$out" | json_field supervisor_pid)
 [ "$(servers)" -eq 1 ] || fail "$(servers) servers after attach: $(pgrep -ax nbdkit)"
 wait_until 20 four || fail "$(tcp_conns "$NBD_PORT") connections after attach"
 check_data "after attach"
-grep -qx id=admin /share/nbdkit-args || fail "attach lost id=admin: $(cat /share/nbdkit-args)"
-grep -qx "identity=$NBD_IDENTITY" /share/nbdkit-args || fail "attach lost the identity: $(cat /share/nbdkit-args)"
+grep -qx id=admin /share/engine-args || fail "attach lost id=admin: $(cat /share/engine-args)"
+grep -qx "identity=$NBD_IDENTITY" /share/engine-args || fail "attach lost the identity: $(cat /share/engine-args)"
 
 # The image grows on the host: the real plugin there rewrites its
 # size_file (which the stand-in linked ours to); the device follows without
@@ -230,6 +234,17 @@ grep -q "in use" /tmp/err || fail "unmap of a mounted device said: $(cat /tmp/er
 [ -d "/proc/$sup" ] && [ -e /sys/block/nbd0/pid ] || fail "the refused unmap changed something"
 umount /mnt/fs
 "$MAPPER" unmap "$spec" || fail "unmap failed"
+nothing_left
+
+# nbdkit stays selectable (--engine nbdkit): the stand-in nbdkit then.
+dev=$("$MAPPER" map --engine nbdkit --connections 2 "$NBD_EXPORT" id=admin) ||
+  fail "map --engine nbdkit failed"
+grep -qx -- --unix /share/nbdkit-args || fail "no --unix: $(cat /share/nbdkit-args)"
+grep -qx /plugin/rbdx.so /share/nbdkit-args || fail "plugin not \$RBDX_PLUGIN"
+grep -qx id=admin /share/nbdkit-args || fail "id=admin not passed to nbdkit"
+[ "$dev" = /dev/nbd0 ] || fail "map --engine nbdkit printed $dev"
+check_data "through nbdkit"
+"$MAPPER" unmap "$dev" || fail "unmap of the nbdkit mapping failed"
 nothing_left
 dmesg | grep -E "I/O error|Buffer I/O" && fail "the kernel logged I/O errors"
 

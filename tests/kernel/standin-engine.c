@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* tests/kernel/standin-engine.c: the built-in engine's stand-in for the
+ * UML guest, which cannot reach the cluster.
+ *
+ * The mapper in the guest runs it as its engine (RBDX_ENGINE).  It
+ * records its command line in /share/engine-args (one argument a line),
+ * links a size_file= argument to /share/size (which the host's server
+ * writes), listens on --control PATH like rbdx-engine, and answers each
+ * "CONNECT" with a connection it negotiated with libnbd (the mapper's
+ * own server/negotiate.c) to $STANDIN_URI, default
+ * nbd://$NBD_HOST:$NBD_PORT/: the host's nbdkit with the plugin, or the
+ * host's rbdx-engine through its --oldstyle test hook.  As the real
+ * engine, it hands over one end of a socketpair; two threads copy bytes
+ * between the other end and the negotiated socket (already in the
+ * transmission phase), so the kernel's requests reach the host's server
+ * unchanged, and when the stand-in dies (a "crash" in the tests) the
+ * kernel's connections die with it, as with the real engine.  $STANDIN_IDENTITY, if set, is stated as the
+ * identity when the server states none (oldstyle).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "negotiate.h"
+
+struct pipe { int from, to; };
+
+/* Copy until EOF or an error on either side, then end both directions. */
+static void *
+copy (void *arg)
+{
+  struct pipe *p = arg;
+  char buf[65536];
+  ssize_t n;
+
+  while ((n = read (p->from, buf, sizeof buf)) > 0) {
+    char *q = buf;
+    while (n > 0) {
+      ssize_t w = write (p->to, q, (size_t) n);
+      if (w <= 0)
+        goto out;
+      q += w;
+      n -= w;
+    }
+  }
+out:
+  shutdown (p->from, SHUT_RDWR);
+  shutdown (p->to, SHUT_RDWR);
+  return NULL;
+}
+
+static void
+relay (int a, int b)
+{
+  struct pipe *ab = malloc (sizeof *ab), *ba = malloc (sizeof *ba);
+  pthread_t t;
+
+  ab->from = a; ab->to = b;
+  ba->from = b; ba->to = a;
+  pthread_create (&t, NULL, copy, ab);
+  pthread_detach (t);
+  pthread_create (&t, NULL, copy, ba);
+  pthread_detach (t);
+}
+
+static void
+answer (int c, const char *uri)
+{
+  union { struct cmsghdr h; char b[CMSG_SPACE (sizeof (int))]; } u;
+  struct msghdr mh = { 0 };
+  struct iovec iov;
+  struct rbdx_export e;
+  const char *why = NULL, *id;
+  char msg[1024];
+  int fd, r, sv[2];
+
+  r = recv (c, msg, sizeof msg - 1, 0);
+  if (r <= 0)
+    return;
+  r = rbdx_negotiate (uri, &fd, &e, &why);
+  if (r < 0) {
+    snprintf (msg, sizeof msg, "ERR %d %s: %s", -r, uri, why ? why : "failed");
+    send (c, msg, strlen (msg), MSG_NOSIGNAL);
+    return;
+  }
+  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+    close (fd);
+    return;
+  }
+  relay (sv[0], fd);
+  id = *e.identity ? e.identity : getenv ("STANDIN_IDENTITY");
+  snprintf (msg, sizeof msg, "OK %" PRIu64 " %" PRIu64 " %" PRIu32 " %s",
+            e.size, e.flags, e.min_block, id ? id : "");
+  iov.iov_base = msg;
+  iov.iov_len = strlen (msg);
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = u.b;
+  mh.msg_controllen = sizeof u.b;
+  CMSG_FIRSTHDR (&mh)->cmsg_level = SOL_SOCKET;
+  CMSG_FIRSTHDR (&mh)->cmsg_type = SCM_RIGHTS;
+  CMSG_FIRSTHDR (&mh)->cmsg_len = CMSG_LEN (sizeof (int));
+  memcpy (CMSG_DATA (CMSG_FIRSTHDR (&mh)), &sv[1], sizeof sv[1]);
+  sendmsg (c, &mh, MSG_NOSIGNAL);
+  close (sv[1]);
+}
+
+int
+main (int argc, char **argv)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  const char *control = NULL, *uri = getenv ("STANDIN_URI");
+  char def[256];
+  FILE *f = fopen ("/share/engine-args", "w");
+  int l;
+
+  for (int i = 1; i < argc; i++) {
+    if (f)
+      fprintf (f, "%s\n", argv[i]);
+    if (strcmp (argv[i], "--control") == 0 && i + 1 < argc)
+      control = argv[i + 1];
+    if (strncmp (argv[i], "size_file=", 10) == 0) {
+      unlink (argv[i] + 10);
+      if (symlink ("/share/size", argv[i] + 10) < 0)
+        perror ("symlink");
+    }
+  }
+  if (f)
+    fclose (f);
+  if (!control || strlen (control) >= sizeof sa.sun_path) {
+    fprintf (stderr, "standin-engine: no usable --control PATH\n");
+    return 2;
+  }
+  if (!uri) {
+    snprintf (def, sizeof def, "nbd://%s:%s/", getenv ("NBD_HOST"),
+              getenv ("NBD_PORT"));
+    uri = def;
+  }
+  signal (SIGPIPE, SIG_IGN);
+  strcpy (sa.sun_path, control);
+  l = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  unlink (control);
+  if (l < 0 || bind (l, (struct sockaddr *) &sa, sizeof sa) < 0 ||
+      listen (l, 16) < 0) {
+    perror ("standin-engine: control socket");
+    return 1;
+  }
+  for (;;) {
+    int c = accept4 (l, NULL, NULL, SOCK_CLOEXEC);
+    if (c < 0) {
+      if (errno == EINTR)
+        continue;
+      return 1;
+    }
+    /* The supervisor sends one CONNECT per control connection. */
+    answer (c, uri);
+    close (c);
+  }
+}
