@@ -22,6 +22,7 @@
 #include "netlink.h"
 #include "state.h"
 #include "supervise.h"
+#include "teardown.h"
 
 #define MAX_CONNS 16
 /* Logical block size given to the kernel: 512 bytes, as rbd-nbd does, so
@@ -471,25 +472,13 @@ finish_growth (struct sup *s)
 static void __attribute__ ((noreturn))
 unmap_and_exit (struct sup *s, bool disconnect)
 {
-  int i;
-
   if (disconnect) {
-    int r = rbdx_nl_disconnect (s->cmd, s->index);
+    int r = rbdx_teardown_disconnect (s->cmd, s->index, 30);
     logmsg ("disconnecting /dev/nbd%d: %s", s->index, r ? errno_text (r) : "ok");
-    for (i = 0; i < 300 && rbdx_device_connected (s->index); i++)
-      sleep_s (0.1);
   }
   close_copies (s);
   stop_server (s);
-  if (!s->o->is_uri)
-    rbdx_link_remove (s->o->target, s->index);
-  {
-    /* The kernel may have given this device number to another mapping
-     * meanwhile: remove the state only while it is still ours. */
-    struct rbdx_state st;
-    if (rbdx_state_load (s->index, &st) == 0 && st.supervisor == getpid ())
-      rbdx_state_remove (s->index);
-  }
+  rbdx_teardown_forget (s->index, s->o->target, getpid ());
   logmsg ("/dev/nbd%d unmapped", s->index);
   remove_private_dir (s);
   _exit (0);
