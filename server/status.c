@@ -7,22 +7,6 @@
 
 #include "status.h"
 
-void
-rbdx_json_string (FILE *f, const char *s)
-{
-  fputc ('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char) *s;
-    if (c == '"' || c == '\\')
-      fprintf (f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf (f, "\\u%04x", c);
-    else
-      fputc (c, f);
-  }
-  fputc ('"', f);
-}
-
 static const char *const ops[] = {
   "read", "write", "trim", "zero", "flush", "block_status",
 };
@@ -85,46 +69,50 @@ read_metrics (const char *path, struct totals *t)
   fclose (f);
 }
 
-static void
-json_by_op (const char *name, const uint64_t *v)
+static json_object *
+json_by_op (const uint64_t *v)
 {
-  printf (",\"%s\":{", name);
+  json_object *o = rbdx_json_object ();
+
   for (size_t i = 0; i < NOPS; i++)
-    printf ("%s\"%s\":%" PRIu64, i ? "," : "", ops[i], v[i]);
-  printf ("}");
+    rbdx_json_add_uint (o, ops[i], v[i]);
+  return o;
+}
+
+json_object *
+rbdx_status_json (const struct rbdx_state *st)
+{
+  json_object *o = rbdx_json_object ();
+  char dev[32];
+  struct totals t;
+
+  read_metrics (st->metrics, &t);
+  snprintf (dev, sizeof dev, "/dev/nbd%d", st->index);
+  rbdx_json_add_string (o, "device", dev);
+  rbdx_json_add_string (o, "target", st->target);
+  rbdx_json_add_string (o, "identity", *st->identity ? st->identity : NULL);
+  rbdx_json_add_uint (o, "connections", st->connections);
+  rbdx_json_add_bool (o, "read_only", st->read_only);
+  rbdx_json_add_uint (o, "reattaches", st->reattaches);
+  rbdx_json_add_uint (o, "resizes", st->resizes);
+  rbdx_json_add_uint (o, "server_restarts", st->server_restarts);
+  rbdx_json_add_string (o, "metrics_file", t.found ? st->metrics : NULL);
+  if (t.found) {
+    rbdx_json_add_uint (o, "in_flight", t.in_flight);
+    rbdx_json_add_fixed (o, "qos_wait_seconds", t.qos_wait_s, 3);
+    rbdx_json_add (o, "requests", json_by_op (t.requests));
+    rbdx_json_add (o, "bytes", json_by_op (t.bytes));
+    rbdx_json_add (o, "errors", json_by_op (t.errors));
+  }
+  return o;
 }
 
 void
-rbdx_status_print (const struct rbdx_state *st, bool json)
+rbdx_status_print (const struct rbdx_state *st)
 {
   struct totals t;
 
   read_metrics (st->metrics, &t);
-  if (json) {
-    printf ("{\"device\":\"/dev/nbd%d\",\"target\":", st->index);
-    rbdx_json_string (stdout, st->target);
-    printf (",\"identity\":");
-    if (*st->identity)
-      rbdx_json_string (stdout, st->identity);
-    else
-      printf ("null");
-    printf (",\"connections\":%u,\"read_only\":%s,\"reattaches\":%lu,"
-            "\"resizes\":%lu,\"server_restarts\":%lu,\"metrics_file\":",
-            st->connections, st->read_only ? "true" : "false",
-            st->reattaches, st->resizes, st->server_restarts);
-    if (t.found) {
-      rbdx_json_string (stdout, st->metrics);
-      printf (",\"in_flight\":%" PRIu64 ",\"qos_wait_seconds\":%.3f",
-              t.in_flight, t.qos_wait_s);
-      json_by_op ("requests", t.requests);
-      json_by_op ("bytes", t.bytes);
-      json_by_op ("errors", t.errors);
-    }
-    else
-      printf ("null");
-    printf ("}");
-    return;
-  }
   printf ("/dev/nbd%d: %s%s%s\n", st->index, st->target,
           *st->identity ? " identity " : "", st->identity);
   printf ("  connections %u%s, re-attached %lu, resized %lu, server "

@@ -10,16 +10,14 @@
 #ifndef RBDX_SERVER_STATUS_H
 #define RBDX_SERVER_STATUS_H
 
-#include <stdbool.h>
-#include <stdio.h>
-
+#include "json.h"
 #include "state.h"
 
-/** Print @p s as a JSON string (quotes, escapes) to @p f. */
-void rbdx_json_string (FILE *f, const char *s);
+/** The status of mapping @p st as a new JSON object (json.h; the caller
+ *  owns it). */
+json_object *rbdx_status_json (const struct rbdx_state *st);
 
-/** Print the status of mapping @p st: one JSON object (no newline) with
- *  @p json, else a few "key: value" lines. */
-void rbdx_status_print (const struct rbdx_state *st, bool json);
+/** Print the status of mapping @p st to stdout as a few lines of text. */
+void rbdx_status_print (const struct rbdx_state *st);
 
 #endif
