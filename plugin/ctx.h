@@ -256,6 +256,10 @@ int rbdx_ctx_extents (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
  * new connection.  @return ctx->fenced afterwards.  Thread-safe. */
 bool rbdx_ctx_check_fenced (struct rbdx_ctx *ctx);
 
+/** Mark @p ctx fenced (its client was blocklisted) and say so once at
+ * error level.  For ctx.c and ctx-io.c.  Thread-safe. */
+void rbdx_ctx_mark_fenced (struct rbdx_ctx *ctx);
+
 /** Whether the fast path of rbdx_ctx_extents applies right now. */
 bool rbdx_ctx_fast_diff_valid (struct rbdx_ctx *ctx);
 
