@@ -31,12 +31,13 @@
  *   flags, 124 zero bytes (NBD protocol, "Oldstyle negotiation"; libnbd and
  *   QEMU accept it).  A client that hangs up, or sends NBD_CMD_DISC,
  *   before any other request (fio's nbd engine first connects once only
- *   to read the size; nbdinfo) is closed and the next one accepted.  At
- *   the first client that sends another request, the shim dup2()s that accepted socket onto rbd-nbd's own end
- *   of the socketpair and shuts the kernel's end down: rbd-nbd's reader
- *   thread, asleep in poll() on that end, wakes up, polls the descriptor
- *   again (which now is the client's connection) and reads the request
- *   straight from the client.  No byte is copied by the shim after the
+ *   to read the size) is closed and the next one accepted.  At the first
+ *   client that sends another request, the shim dup2()s that accepted
+ *   socket onto rbd-nbd's own end of the socketpair and shuts the kernel's
+ *   end down: rbd-nbd's reader thread, asleep in poll() on that end, wakes
+ *   up, polls the descriptor again (Linux looks it up anew on every pass,
+ *   and it now is the client's connection) and reads the request straight
+ *   from the client.  No byte is copied by the shim after the
  *   greeting.  The listening socket is then closed and its path removed:
  *   one rbd-nbd serves exactly one connection, as it does one device.
  *   NBD_DO_IT returns when that connection is shut down (rbd-nbd's writer
@@ -50,6 +51,9 @@
  * in read(); see tests/bench/README.md for the trace that shows it.
  * Other versions may order this differently: the shim logs what it does
  * on stderr ("rbd-nbd-shim: ...").
+ *
+ * The image size must be a multiple of 512 bytes: rbd-nbd compares the
+ * sysfs size in sectors with the image's, as it does with the kernel.
  *
  * Not thread-safe beyond what rbd-nbd needs: the device state is set up
  * and served by rbd-nbd's main thread; close() from any thread only
