@@ -4,7 +4,7 @@
 #
 # Proves that the benchmark command works end to end (own sandbox cluster,
 # fully written image, fio-rbd, rbdx over NBD in both completion modes,
-# qemu-nbd, report generation) and that its outputs have the promised shape:
+# qemu-nbd, rbd-nbd through tests/bench/rbd-nbd-shim.so, report generation) and that its outputs have the promised shape:
 # report.md with the machine section, one results table per workload and the
 # targets section; results.csv with the documented header and one row per
 # run; results.json that parses and matches the CSV; chart.png that really is
@@ -34,6 +34,7 @@ done
 magic=$(head -c 8 "$out/chart.png" | od -An -tx1 | tr -d ' \n')
 [ "$magic" = 89504e470d0a1a0a ] || fail "chart.png is not a PNG (magic $magic)"
 
+HAVE_RBD_NBD=$(command -v rbd-nbd >/dev/null && echo 1 || echo 0) \
 /usr/bin/python3 - "$out" <<'PY' || fail "the report is not well-formed (see above)"
 import csv, json, os, re, sys
 
@@ -97,8 +98,8 @@ with open(os.path.join(out, "results.csv"), newline="") as f:
     got = next(rd)
     rows = [dict(zip(got, r)) for r in rd]
 check(got == header, f"results.csv: header is {got}")
-# 4 systems x 6 workloads x 1 round, skipped runs included
-check(len(rows) >= 24, f"results.csv: {len(rows)} rows, expected >= 24")
+# 5 systems x 6 workloads x 1 round, skipped runs included
+check(len(rows) >= 30, f"results.csv: {len(rows)} rows, expected >= 30")
 ok = [r for r in rows if r.get("status") == "ok"]
 check(len(ok) >= 15, f"results.csv: only {len(ok)} successful runs")
 check(not [r for r in rows if r.get("status") == "failed"],
@@ -120,6 +121,18 @@ for wl in workloads:
           f"results.csv: no fio-rbd run of {wl}")
     check(any(r["workload"] == wl and r["kind"] == "rbdx" for r in ok),
           f"results.csv: no rbdx run of {wl}")
+# rbd-nbd: measured wherever it is installed, else reported as skipped.
+nbd_rows = [r for r in rows if r["system"] == "rbd-nbd-c1"]
+check(len(nbd_rows) == len(workloads),
+      f"results.csv: {len(nbd_rows)} rbd-nbd-c1 rows, expected {len(workloads)}")
+if os.environ.get("HAVE_RBD_NBD") == "1":
+    check(all(r["status"] == "ok" for r in nbd_rows),
+          "results.csv: rbd-nbd-c1 runs not ok: " +
+          "; ".join(r["note"] for r in nbd_rows if r["status"] != "ok"))
+    check("## rbdx vs rbd-nbd" in md, "report.md: no 'rbdx vs rbd-nbd' section")
+else:
+    check(all(r["status"] == "skipped" for r in nbd_rows),
+          "results.csv: rbd-nbd-c1 not skipped without rbd-nbd")
 modes = {r["completion"] for r in ok if r["kind"] == "rbdx"}
 check(modes == {"io_uring", "poll"},
       f"results.csv: rbdx completion modes run: {sorted(modes)}")

@@ -1,0 +1,30 @@
+set terminal pngcairo size 1280,720 font 'sans,10'
+set termoption noenhanced
+set output 'chart.png'
+set grid ytics
+set key inside top right vertical
+set ylabel 'IOPS (median)'
+set yrange [0:*]
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set xtics rotate by -30 nomirror
+set multiplot layout 1,2 title '4k IOPS by system and NBD connection count (rbdx-cN = N connections; median of rounds)'
+$d0 << EOD
+fio-rbd 7871 6311
+rbdx-c1-io_uring 6072 3698
+rbd-nbd-c1 7643 3982
+EOD
+set title 'QD1'
+plot $d0 using 2:xtic(1) title 'randread-4k-qd1', $d0 using 3 title 'randwrite-4k-qd1'
+$d1 << EOD
+fio-rbd 27151 20308
+rbdx-c1-io_uring 17842 12591
+rbdx-c2-io_uring 19313 10446
+rbdx-c4-io_uring 16861 10529
+rbd-nbd-c1 24426 14153
+EOD
+set title 'QD>1'
+plot $d1 using 2:xtic(1) title 'randread-4k-qd32', $d1 using 3 title 'randwrite-4k-qd32'
+unset multiplot
