@@ -122,7 +122,7 @@ submit_wait (struct rbdx_ctx *ctx, const struct rbdx_aio *a)
 
 /* The synchronous path: prepare, submit and wait, finish. */
 static int
-run (struct rbdx_ctx *ctx, const struct rbdx_aio *a)
+run_sync (struct rbdx_ctx *ctx, const struct rbdx_aio *a)
 {
   int r = prepare (ctx, a->op, a->count, a->offset);
 
@@ -180,7 +180,7 @@ rbdx_ctx_read (struct rbdx_ctx *ctx, void *buf, uint32_t count,
 {
   struct rbdx_aio a = { .op = RBDX_AIO_READ, .buf = buf, .count = count,
                         .offset = offset };
-  return run (ctx, &a);
+  return run_sync (ctx, &a);
 }
 
 int
@@ -189,14 +189,14 @@ rbdx_ctx_write (struct rbdx_ctx *ctx, const void *buf, uint32_t count,
 {
   struct rbdx_aio a = { .op = RBDX_AIO_WRITE, .buf = (void *) buf,
                         .count = count, .offset = offset, .fua = fua };
-  return run (ctx, &a);
+  return run_sync (ctx, &a);
 }
 
 int
 rbdx_ctx_flush (struct rbdx_ctx *ctx)
 {
   struct rbdx_aio a = { .op = RBDX_AIO_FLUSH };
-  return run (ctx, &a);
+  return run_sync (ctx, &a);
 }
 
 int
@@ -204,7 +204,7 @@ rbdx_ctx_discard (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset)
 {
   struct rbdx_aio a = { .op = RBDX_AIO_DISCARD, .count = count,
                         .offset = offset };
-  return run (ctx, &a);
+  return run_sync (ctx, &a);
 }
 
 int
@@ -213,7 +213,7 @@ rbdx_ctx_zero (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
 {
   struct rbdx_aio a = { .op = RBDX_AIO_ZERO, .count = count,
                         .offset = offset, .may_hole = may_hole };
-  return run (ctx, &a);
+  return run_sync (ctx, &a);
 }
 
 bool

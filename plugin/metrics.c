@@ -47,7 +47,7 @@ rbdx_metrics_begin (struct rbdx_metrics *m)
 
 void
 rbdx_metrics_end (struct rbdx_metrics *m, enum rbdx_op op, uint64_t bytes,
-                  uint64_t t0, int nbd_errno)
+                  uint64_t t0, int nbd_err)
 {
   uint64_t ns = now_ns () - t0, us = ns / 1000;
   int b = 0, e;
@@ -59,10 +59,10 @@ rbdx_metrics_end (struct rbdx_metrics *m, enum rbdx_op op, uint64_t bytes,
   while (b < RBDX_LAT_N && us > (UINT64_C (16) << b))
     b++;
   atomic_fetch_add_explicit (&m->lat[op][b], 1, R);
-  if (!nbd_errno)
+  if (!nbd_err)
     return;
   atomic_fetch_add_explicit (&m->errors[op], 1, R);
-  for (e = 0; e < RBDX_ERRNO_N - 1 && errno_vals[e] != nbd_errno; e++)
+  for (e = 0; e < RBDX_ERRNO_N - 1 && errno_vals[e] != nbd_err; e++)
     ;
   atomic_fetch_add_explicit (&m->errnos[e], 1, R);
 }

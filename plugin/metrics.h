@@ -50,9 +50,9 @@ struct rbdx_metrics {
 uint64_t rbdx_metrics_begin (struct rbdx_metrics *m);
 
 /** End a request of @p op over @p bytes that started at @p t0;
- * @p nbd_errno is 0 or the errno handed to nbdkit.  Thread-safe. */
+ * @p nbd_err is 0 or the errno handed to nbdkit.  Thread-safe. */
 void rbdx_metrics_end (struct rbdx_metrics *m, enum rbdx_op op,
-                       uint64_t bytes, uint64_t t0, int nbd_errno);
+                       uint64_t bytes, uint64_t t0, int nbd_err);
 
 struct rbdx_conn;
 

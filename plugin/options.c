@@ -15,7 +15,7 @@
 #define CEPH_PREFIX "ceph."
 
 static int
-fail (char *err, size_t errlen, const char *fmt, ...)
+set_err (char *err, size_t errlen, const char *fmt, ...)
 {
   va_list ap;
 
@@ -33,7 +33,7 @@ set_once (char **slot, const char *key, const char *value,
           char *err, size_t errlen)
 {
   if (*slot)
-    return fail (err, errlen, "%s= given twice ('%s' and '%s')",
+    return set_err (err, errlen, "%s= given twice ('%s' and '%s')",
                  key, *slot, value);
   *slot = strdup (value);
   return *slot ? 0 : -ENOMEM;
@@ -48,10 +48,10 @@ set_ceph (struct rbdx_options *o, const char *name, const char *value,
   size_t i;
 
   if (*name == '\0')
-    return fail (err, errlen, "'ceph.' needs an option name, "
+    return set_err (err, errlen, "'ceph.' needs an option name, "
                  "as in ceph.rados_osd_op_timeout=30");
   if (strchr (name, ' ') || strchr (name, '.'))
-    return fail (err, errlen, "ceph.%s: a Ceph option name has no spaces "
+    return set_err (err, errlen, "ceph.%s: a Ceph option name has no spaces "
                  "or dots (use underscores, as in ceph.rbd_cache)", name);
 
   for (i = 0; i < o->nceph; i++) {
@@ -123,7 +123,7 @@ set_keyword (const char *key, const char *value,
   int i, n = 0, shown = 0;
 
   if (*set)
-    return fail (err, errlen, "%s= given twice", key);
+    return set_err (err, errlen, "%s= given twice", key);
   for (i = 0; names[i].name; i++) {
     if (strcmp (value, names[i].name) == 0) {
       *slot = names[i].value;
@@ -141,7 +141,7 @@ set_keyword (const char *key, const char *value,
               "%s%s", shown == 1 ? "" : shown < n ? ", " : " or ",
               names[i].name);
   }
-  return fail (err, errlen, "%s='%s': expected %s", key, value, expected);
+  return set_err (err, errlen, "%s='%s': expected %s", key, value, expected);
 }
 
 const char *const rbdx_qos_names[RBDX_QOS_N] = {
@@ -169,18 +169,18 @@ set_qos (struct rbdx_options *o, const char *key, const char *value,
       if (strcmp (name + n, parts[p]) == 0)
         goto found;
   }
-  return fail (err, errlen, "%s: unknown QoS setting (expected qos.NAME_limit, "
+  return set_err (err, errlen, "%s: unknown QoS setting (expected qos.NAME_limit, "
                "qos.NAME_burst or qos.NAME_burst_seconds with NAME one of "
                "iops, read_iops, write_iops, bps, read_bps, write_bps)", key);
 found:
   if (rbdx_parse_size (value, &v) < 0 || (p == 2 && v == 0))
-    return fail (err, errlen, "%s='%s': expected a whole number%s", key, value,
+    return set_err (err, errlen, "%s='%s': expected a whole number%s", key, value,
                  p == 2 ? " of seconds above 0"
                  : " (0: no limit; K, M, G suffixes as in Ceph)");
   q = &o->qos[i];
   if ((p == 0 && q->limit_set) || (p == 1 && q->burst_set) ||
       (p == 2 && q->burst_seconds_set))
-    return fail (err, errlen, "%s= given twice", key);
+    return set_err (err, errlen, "%s= given twice", key);
   if (p == 0)
     q->limit = v, q->limit_set = true;
   else if (p == 1)
@@ -200,7 +200,7 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
   if (errlen)
     err[0] = '\0';
   if (value == NULL || *value == '\0')
-    return fail (err, errlen, "%s= needs a value", key);
+    return set_err (err, errlen, "%s= needs a value", key);
 
   if (strncmp (key, CEPH_PREFIX, strlen (CEPH_PREFIX)) == 0)
     return set_ceph (o, key + strlen (CEPH_PREFIX), value, err, errlen);
@@ -214,7 +214,7 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
       char prev[RBDX_SPEC_MAX + 8];
 
       rbdx_spec_format (&o->spec, prev, sizeof prev);
-      return fail (err, errlen, "image= given twice ('%s' and '%s')",
+      return set_err (err, errlen, "image= given twice ('%s' and '%s')",
                    prev, value);
     }
     text = strdup (value);
@@ -224,7 +224,7 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
     if (r < 0) {
       free (text);
       if (r == -EINVAL)
-        return fail (err, errlen, "image='%s': %s", value, why);
+        return set_err (err, errlen, "image='%s': %s", value, why);
       return r;
     }
     o->image_text = text;
@@ -234,10 +234,10 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
     const char *slash = strchr (value, '/');
 
     if (o->pool)
-      return fail (err, errlen, "pool= given twice");
+      return set_err (err, errlen, "pool= given twice");
     if (strchr (value, '@') || slash == value ||
         (slash && (slash[1] == '\0' || strchr (slash + 1, '/'))))
-      return fail (err, errlen, "pool='%s': expected POOL or "
+      return set_err (err, errlen, "pool='%s': expected POOL or "
                    "POOL/NAMESPACE", value);
     o->pool = slash ? strndup (value, (size_t) (slash - value))
                     : strdup (value);
@@ -250,10 +250,10 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
                         &o->writers_set, err, errlen);
   if (strcmp (key, "exclusive") == 0) {
     if (o->exclusive_set)
-      return fail (err, errlen, "exclusive= given twice");
+      return set_err (err, errlen, "exclusive= given twice");
     r = rbdx_parse_bool (value);
     if (r < 0)
-      return fail (err, errlen, "exclusive='%s': expected true or false",
+      return set_err (err, errlen, "exclusive='%s': expected true or false",
                    value);
     o->exclusive = r;
     o->exclusive_set = true;
@@ -263,7 +263,7 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
     return set_once (&o->conf, key, value, err, errlen);
   if (strcmp (key, "id") == 0) {
     if (strncmp (value, "client.", 7) == 0)
-      return fail (err, errlen, "id='%s': give the cephx id without the "
+      return set_err (err, errlen, "id='%s': give the cephx id without the "
                    "'client.' prefix (id=%s)", value, value + 7);
     return set_once (&o->id, key, value, err, errlen);
   }
@@ -275,21 +275,21 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
     return set_once (&o->cluster, key, value, err, errlen);
   if (strcmp (key, "size_file") == 0) {
     if (value[0] != '/')
-      return fail (err, errlen, "size_file='%s': must be an absolute path", value);
+      return set_err (err, errlen, "size_file='%s': must be an absolute path", value);
     return set_once (&o->size_file, key, value, err, errlen);
   }
   if (strcmp (key, "metrics_file") == 0) {
     if (value[0] != '/')
-      return fail (err, errlen, "metrics_file='%s': must be an absolute path",
+      return set_err (err, errlen, "metrics_file='%s': must be an absolute path",
                    value);
     return set_once (&o->metrics_file, key, value, err, errlen);
   }
   if (strcmp (key, "metrics_interval") == 0) {
     uint64_t v;
     if (o->metrics_interval)
-      return fail (err, errlen, "metrics_interval= given twice");
+      return set_err (err, errlen, "metrics_interval= given twice");
     if (rbdx_parse_size (value, &v) < 0 || v == 0 || v > 3600)
-      return fail (err, errlen, "metrics_interval='%s': expected seconds, "
+      return set_err (err, errlen, "metrics_interval='%s': expected seconds, "
                    "1 to 3600", value);
     o->metrics_interval = (unsigned) v;
     return 0;
@@ -305,7 +305,7 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
   if (strcmp (key, "completion") == 0)
     return set_keyword (key, value, completion_names, (int *) &o->completion,
                         &o->completion_set, err, errlen);
-  return fail (err, errlen, "unknown parameter '%s' (see nbdkit rbdx --help; "
+  return set_err (err, errlen, "unknown parameter '%s' (see nbdkit rbdx --help; "
                "Ceph options are given as ceph.NAME=VALUE)", key);
 }
 
@@ -317,10 +317,10 @@ check_file (const char *key, const char *path, char *err, size_t errlen)
   if (!path)
     return 0;
   if (stat (path, &st) != 0 || access (path, R_OK) != 0)
-    return fail (err, errlen, "%s='%s': cannot read it: %s",
+    return set_err (err, errlen, "%s='%s': cannot read it: %s",
                  key, path, strerror (errno));
   if (!S_ISREG (st.st_mode))
-    return fail (err, errlen, "%s='%s': not a regular file", key, path);
+    return set_err (err, errlen, "%s='%s': not a regular file", key, path);
   return 0;
 }
 
@@ -338,11 +338,11 @@ check_dir (const char *key, const char *path, char *err, size_t errlen)
   slash = strrchr (path, '/');
   n = slash == path ? 1 : (size_t) (slash - path);
   if (n >= sizeof dir)
-    return fail (err, errlen, "%s='%s': path too long", key, path);
+    return set_err (err, errlen, "%s='%s': path too long", key, path);
   memcpy (dir, path, n);
   dir[n] = '\0';
   if (access (dir, W_OK | X_OK) != 0)
-    return fail (err, errlen, "%s='%s': cannot write in %s: %s",
+    return set_err (err, errlen, "%s='%s': cannot write in %s: %s",
                  key, path, dir, strerror (errno));
   return 0;
 }
@@ -417,12 +417,12 @@ read_passphrase (struct rbdx_options *o, char *err, size_t errlen)
     return -ENOMEM;
   f = fopen (o->passphrase_file, "re");
   if (!f)
-    return fail (err, errlen, "%s='%s': %s", key, o->passphrase_file,
+    return set_err (err, errlen, "%s='%s': %s", key, o->passphrase_file,
                  strerror (errno));
   n = fread (o->passphrase, 1, PASSPHRASE_MAX + 1, f);
   fclose (f);
   if (n == 0 || n > PASSPHRASE_MAX)
-    return fail (err, errlen, "%s='%s': %s", key, o->passphrase_file,
+    return set_err (err, errlen, "%s='%s': %s", key, o->passphrase_file,
                  n ? "longer than 64 KiB" : "empty");
   /* `rbd encryption format` drops the file's final newline (checked with
    * Ceph 16.2.15's rbd: "abc\n" formats with "abc", "abc\ndef\n" with
@@ -442,7 +442,7 @@ options_complete (struct rbdx_options *o, char *err, size_t errlen)
   if (errlen)
     err[0] = '\0';
   if (!o->spec.image && !o->pool)
-    return fail (err, errlen, "no image given: use nbdkit rbdx "
+    return set_err (err, errlen, "no image given: use nbdkit rbdx "
                  "[pool/[namespace/]]image[@snapshot], or pool=POOL to "
                  "serve every image of a pool");
   if (o->spec.image && o->pool) {
@@ -452,7 +452,7 @@ options_complete (struct rbdx_options *o, char *err, size_t errlen)
 
     r = rbdx_spec_parse (o->image_text, o->pool, &spec, &why);
     if (r == -EINVAL)
-      return fail (err, errlen, "image='%s': %s (pool='%s')",
+      return set_err (err, errlen, "image='%s': %s (pool='%s')",
                    o->image_text, why, o->pool);
     if (r < 0)
       return r;
@@ -465,18 +465,18 @@ options_complete (struct rbdx_options *o, char *err, size_t errlen)
         return -ENOMEM;
     }
     if (strcmp (o->spec.pool, o->pool) != 0 || !same (o->spec.ns, o->pool_ns))
-      return fail (err, errlen, "image='%s' is not in pool='%s%s%s'",
+      return set_err (err, errlen, "image='%s' is not in pool='%s%s%s'",
                    o->image_text, o->pool, o->pool_ns ? "/" : "",
                    o->pool_ns ? o->pool_ns : "");
   }
   if (o->exclusive && o->writers == RBDX_WRITERS_PER_CONNECTION)
-    return fail (err, errlen, "exclusive=true needs one lock owner: it "
+    return set_err (err, errlen, "exclusive=true needs one lock owner: it "
                  "cannot be combined with writers=per-connection");
   if (o->size_file && o->pool)
-    return fail (err, errlen, "size_file= holds the size of one image: it "
+    return set_err (err, errlen, "size_file= holds the size of one image: it "
                  "cannot be combined with pool=");
   if (o->advertise_size == RBDX_ADVERTISE_MAX && !o->size_file)
-    return fail (err, errlen, "advertise_size=max needs size_file=, where "
+    return set_err (err, errlen, "advertise_size=max needs size_file=, where "
                  "clients learn the real size (it is for the rbdx mapper)");
   r = check_dir ("size_file", o->size_file, err, errlen);
   if (r == 0)
@@ -486,7 +486,7 @@ options_complete (struct rbdx_options *o, char *err, size_t errlen)
   if (r == 0)
     r = check_file ("keyring", o->keyring, err, errlen);
   if (r == 0 && (o->encryption != RBDX_ENCRYPTION_NONE) != !!o->passphrase_file)
-    return fail (err, errlen, "encryption_format= and "
+    return set_err (err, errlen, "encryption_format= and "
                  "encryption_passphrase_file= go together");
   if (r == 0 && o->passphrase_file)
     r = read_passphrase (o, err, errlen);

@@ -28,7 +28,7 @@
 static __thread char errbuf[512];
 
 static int
-fail (struct nbd_handle *h, const char **err)
+libnbd_failed (struct nbd_handle *h, const char **err)
 {
   int e = nbd_get_errno ();
   snprintf (errbuf, sizeof errbuf, "%s", nbd_get_error () ? nbd_get_error () : "libnbd failed");
@@ -154,17 +154,17 @@ rbdx_negotiate (const char *target, int *fd_out, struct rbdx_export *exp,
    * states the image identity there. */
   if (nbd_set_request_structured_replies (h, false) == -1 ||
       nbd_set_full_info (h, true) == -1)
-    return fail (h, err);
+    return libnbd_failed (h, err);
   if (strstr (target, "://")) {
     if (nbd_connect_uri (h, target) == -1)
-      return fail (h, err);
+      return libnbd_failed (h, err);
   }
   else if (nbd_connect_unix (h, target) == -1)
-    return fail (h, err);
+    return libnbd_failed (h, err);
 
   size = nbd_get_size (h);
   if (size < 0)
-    return fail (h, err);
+    return libnbd_failed (h, err);
   if (exp) {
     exp->size = (uint64_t) size;
     exp->read_only = nbd_is_read_only (h) == 1;
@@ -195,7 +195,7 @@ rbdx_negotiate (const char *target, int *fd_out, struct rbdx_export *exp,
    * libnbd's descriptor (plain sockets; we never use TLS here). */
   fd = nbd_aio_get_fd (h);
   if (fd < 0)
-    return fail (h, err);
+    return libnbd_failed (h, err);
   fd = fcntl (fd, F_DUPFD_CLOEXEC, 3);
   if (fd < 0) {
     snprintf (errbuf, sizeof errbuf, "dup: %s", strerror (errno));
