@@ -548,3 +548,20 @@ rbdx_options_free (struct rbdx_options *o)
   free (o->ceph);
   memset (o, 0, sizeof *o);
 }
+
+bool
+rbdx_options_wants_absolute (const char *key, const char *value)
+{
+  static const char *const keys[] = {
+    "conf", "keyring", "size_file", "encryption_passphrase_file",
+    "metrics_file", "ceph.keyring", "ceph.keyfile", "ceph.log_file",
+    "ceph.admin_socket", NULL
+  };
+
+  if (!*value || *value == '/' || strchr (value, '$'))
+    return false;
+  for (size_t i = 0; keys[i]; i++)
+    if (strcmp (key, keys[i]) == 0)
+      return true;
+  return false;
+}

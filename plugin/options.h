@@ -160,6 +160,15 @@ int rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen);
  * overflow).  Thread-safe. */
 int rbdx_parse_size (const char *text, uint64_t *v);
 
+/** Whether parameter @p key=@p value names a file by a relative path
+ * that the host must make absolute against the directory it was started
+ * in (conf=, keyring=, size_file=, encryption_passphrase_file=,
+ * metrics_file= and the Ceph path options): nbdkit changes to / when it
+ * forks into the background, and the mapper starts its server in /.  A
+ * value holding a $variable is Ceph's to expand and is left alone.
+ * Pure. */
+bool rbdx_options_wants_absolute (const char *key, const char *value);
+
 /** Parse a boolean the way nbdkit does: 1/true/yes/on, 0/false/no/off
  * (any case).  @return 1, 0, or -EINVAL. */
 int rbdx_parse_bool (const char *value);

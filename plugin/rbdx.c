@@ -88,26 +88,9 @@ rbdx_after_fork (void)
   return 0;
 }
 
-/* Parameters that name files.  nbdkit changes to / when it forks into
- * the background (and --run, service units and the mapper may start it
- * elsewhere), so each is made absolute against the directory nbdkit was
- * started in, at configuration time.  A Ceph path holding a $variable
- * is Ceph's to expand and is left alone. */
-static bool
-is_path_key (const char *key)
-{
-  static const char *const keys[] = {
-    "conf", "keyring", "size_file", "encryption_passphrase_file",
-    "metrics_file",
-    "ceph.keyring", "ceph.keyfile", "ceph.log_file", "ceph.admin_socket",
-    NULL
-  };
-  for (size_t i = 0; keys[i]; i++)
-    if (strcmp (key, keys[i]) == 0)
-      return true;
-  return false;
-}
-
+/* Parameters that name files are made absolute against the directory
+ * nbdkit was started in (rbdx_options_wants_absolute: nbdkit changes to
+ * / when it forks into the background). */
 static int
 rbdx_config (const char *key, const char *value)
 {
@@ -124,7 +107,7 @@ rbdx_config (const char *key, const char *value)
     pinned = true;
     return 0;
   }
-  if (is_path_key (key) && *value && *value != '/' && !strchr (value, '$')) {
+  if (rbdx_options_wants_absolute (key, value)) {
     abs = nbdkit_absolute_path (value);
     if (!abs)
       return -1;

@@ -59,22 +59,6 @@ usage (void)
            "[--oldstyle PATH] SPEC [KEY=VALUE...]\n");
 }
 
-/* As the plugin does with nbdkit_absolute_path: paths are taken relative
- * to the directory the engine was started in. */
-static bool
-is_path_key (const char *key)
-{
-  static const char *const keys[] = {
-    "conf", "keyring", "size_file", "encryption_passphrase_file",
-    "metrics_file", "ceph.keyring", "ceph.keyfile", "ceph.log_file",
-    "ceph.admin_socket", NULL
-  };
-  for (size_t i = 0; keys[i]; i++)
-    if (strcmp (key, keys[i]) == 0)
-      return true;
-  return false;
-}
-
 static int
 set_param (struct engine *e, const char *arg)
 {
@@ -106,7 +90,7 @@ set_param (struct engine *e, const char *arg)
     e->pinned = true;
     return 0;
   }
-  if (is_path_key (key) && *value && *value != '/' && !strchr (value, '$')) {
+  if (rbdx_options_wants_absolute (key, value)) {
     if (!getcwd (cwd, sizeof cwd) ||
         asprintf (&abs, "%s/%s", cwd, value) < 0) {
       rbdx_error ("rbdx-engine: %s=%s: cannot make the path absolute", key,
