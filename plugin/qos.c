@@ -184,9 +184,9 @@ rbdx_qos_refresh (struct rbdx_qos *q, rbd_image_t image)
   pthread_mutex_unlock (&q->lock);
 }
 
-int
-rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes,
-               _Atomic uint64_t *waited_ns)
+int64_t
+rbdx_qos_reserve (struct rbdx_qos *q, bool write, uint64_t bytes,
+                  _Atomic uint64_t *waited_ns)
 {
   const int kinds[4] = {
     RBDX_QOS_IOPS, write ? RBDX_QOS_WRITE_IOPS : RBDX_QOS_READ_IOPS,
@@ -214,5 +214,14 @@ rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes,
   if (waited_ns)
     atomic_fetch_add_explicit (waited_ns, (uint64_t) delay,
                                memory_order_relaxed);
-  return rbdx_sleep_ns ((uint64_t) delay);
+  return delay;
+}
+
+int
+rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes,
+               _Atomic uint64_t *waited_ns)
+{
+  int64_t delay = rbdx_qos_reserve (q, write, bytes, waited_ns);
+
+  return delay > 0 ? rbdx_sleep_ns ((uint64_t) delay) : 0;
 }

@@ -53,6 +53,14 @@ void rbdx_qos_put (struct rbdx_qos *q);
  * start from empty buckets.  Thread-safe (any thread, also librbd's). */
 void rbdx_qos_refresh (struct rbdx_qos *q, rbd_image_t image);
 
+/** Reserve the tokens of a request (@p write or a read of @p bytes) in
+ * every bucket that applies, and say how long it must wait before it is
+ * sent (the delay is also added to @p waited_ns when not NULL): for a
+ * host that schedules the request itself instead of sleeping.
+ * @return the delay in ns, 0 to send it now.  Thread-safe. */
+int64_t rbdx_qos_reserve (struct rbdx_qos *q, bool write, uint64_t bytes,
+                          _Atomic uint64_t *waited_ns);
+
 /** Wait (sleeping this nbdkit worker thread with nbdkit_nanosleep, which
  * nbdkit interrupts when it shuts down or the client goes away) until a
  * request of @p bytes, a write-type one when @p write, may go to librbd;

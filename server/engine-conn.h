@@ -26,6 +26,8 @@ enum {
 };
 #define NBD_CMD_FLAG_FUA       (1 << 0)
 #define NBD_CMD_FLAG_NO_HOLE   (1 << 1)
+#define NBD_CMD_FLAG_DF        (1 << 2)
+#define NBD_CMD_FLAG_REQ_ONE   (1 << 3)
 #define NBD_CMD_FLAG_FAST_ZERO (1 << 4)
 
 #define RECV_BUF (256 * 1024)
@@ -46,6 +48,11 @@ struct ereq {
   uint16_t flags;
   uint64_t t0;                /* rbdx_metrics_begin */
   uint32_t bytes;             /* for the metrics and in-flight count */
+  bool uncounted;             /* refused by the protocol checks: nbdkit
+                                 refuses these before the plugin, so the
+                                 metrics do not count them either */
+  uint64_t due_ns;            /* delayed by QoS until then (CLOCK_MONOTONIC) */
+  struct rbdx_ctx *target;    /* where a delayed request goes */
   unsigned char *out;         /* reply: header (+ data for a read) */
   size_t out_len, out_off;
   unsigned char hdr[NBD_REPLY_SIZE];
@@ -61,6 +68,7 @@ struct econn {
   pthread_mutex_t lock;       /* out queue, deferred, counters, dead */
   struct ereq *out_head, *out_tail;
   struct ereq *deferred;
+  struct ereq *delayed;       /* waiting for QoS, by due_ns; reader only */
   unsigned inflight;
   uint64_t inflight_bytes;
   bool dead;                  /* the socket failed: replies are dropped */
@@ -105,7 +113,9 @@ void ereq_free (struct ereq *rq);
 /** End @p rq: count it, send its simple reply with NBD error
  * @p nbd_err (0, or a positive errno as the NBD error) and the data of
  * a successful read, or queue what the socket does not take; it leaves
- * the in-flight count.  Never blocks.  Any thread (librbd's callback). */
+ * the in-flight count once its reply is wholly sent.  Never blocks, and
+ * never touches the connection after releasing its lock.  Any thread
+ * (librbd's callback). */
 void econn_reply (struct ereq *rq, int nbd_err);
 
 /** Submit @p rq (its aio filled in) on @p ctx; it ends in econn_reply. */
@@ -119,8 +129,9 @@ void econn_run_deferred (struct econn *ec);
 void econn_flush_output (struct econn *ec);
 
 /** Wait for the socket (readable if @p want_in; writable if output is
- * queued) or the eventfd, then do the output and deferred work.
- * @return false when the socket failed.  Reader thread. */
-bool econn_wait_io (struct econn *ec, bool want_in);
+ * queued), the eventfd or @p timeout_ms (-1: no limit), then do the
+ * output and deferred work.  @return false when the socket failed.
+ * Reader thread. */
+bool econn_wait_io (struct econn *ec, bool want_in, int timeout_ms);
 
 #endif

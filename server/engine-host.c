@@ -58,8 +58,9 @@ rbdx_error (const char *fmt, ...)
   va_end (ap);
 }
 
-/* In slices of at most 100 ms, so that a stopping engine does not wait
- * out a long QoS delay. */
+/* The engine schedules QoS delays itself (rbdx_qos_reserve) and never
+ * sleeps a reader; the core's rbdx_qos_wait is not used here.  A plain
+ * sleep in slices of 100 ms, cut short when the engine stops. */
 int
 rbdx_sleep_ns (uint64_t ns)
 {

@@ -59,15 +59,26 @@ send_some (struct econn *ec, struct ereq *rq)
   return true;
 }
 
-/* The end of a request: the reply goes out (or is queued) and the
- * request leaves the in-flight count.  Any thread. */
+/* A request leaves the in-flight count once its reply is wholly sent
+ * (or dropped with a dead socket), so queued replies count against the
+ * in-flight limit and a client that reads no replies stops the reader.
+ * Under ec->lock. */
+static void
+retire (struct econn *ec, struct ereq *rq)
+{
+  ec->inflight--;
+  ec->inflight_bytes -= rq->bytes;
+}
+
+/* The end of a request: the reply goes out, or is queued.  Any thread. */
 void
 econn_reply (struct ereq *rq, int nbd_err)
 {
   struct econn *ec = rq->ec;
-  bool queued = false, need;
+  bool queued = false;
 
-  rbdx_metrics_end (&ec->conn->metrics, rq->op, rq->bytes, rq->t0, nbd_err);
+  if (!rq->uncounted)
+    rbdx_metrics_end (&ec->conn->metrics, rq->op, rq->bytes, rq->t0, nbd_err);
   put32 (rq->hdr, NBD_REPLY_MAGIC);
   put32 (rq->hdr + 4, (uint32_t) nbd_err);
   put64 (rq->hdr + 8, rq->handle);
@@ -91,17 +102,18 @@ econn_reply (struct ereq *rq, int nbd_err)
     ec->out_tail = rq;
     queued = true;
   }
-  ec->inflight--;
-  ec->inflight_bytes -= rq->bytes;
+  else
+    retire (ec, rq);
   /* Wake the reader only when it has to act: queued output, or it waits
    * for room in flight or to end (an eventfd write per reply would cost
-   * a wake-up per request, the hand-off this engine avoids). */
-  need = queued || ec->want_wake;
+   * a wake-up per request, the hand-off this engine avoids).  Still
+   * under the lock: once the reader sees nothing in flight it may free
+   * ec, so ec must not be touched after the unlock. */
+  if (queued || ec->want_wake)
+    econn_wake (ec);
   pthread_mutex_unlock (&ec->lock);
   if (!queued)
     ereq_free (rq);
-  if (need)
-    econn_wake (ec);
 }
 
 static const char *
@@ -137,8 +149,8 @@ aio_done (struct rbdx_aio *a, int r)
     pthread_mutex_lock (&ec->lock);
     rq->next = ec->deferred;
     ec->deferred = rq;
-    pthread_mutex_unlock (&ec->lock);
     econn_wake (ec);
+    pthread_mutex_unlock (&ec->lock);
     return;
   }
   econn_reply (rq, 0);
@@ -179,12 +191,14 @@ econn_flush_output (struct econn *ec)
     ec->out_head = rq->next;
     if (!ec->out_head)
       ec->out_tail = NULL;
+    retire (ec, rq);
     rq->next = done;
     done = rq;
   }
   if (ec->dead) {
     while ((rq = ec->out_head)) {
       ec->out_head = rq->next;
+      retire (ec, rq);
       rq->next = done;
       done = rq;
     }
@@ -198,35 +212,46 @@ econn_flush_output (struct econn *ec)
 }
 
 /* Wait until the socket is readable (when @p want_in), the eventfd
- * fires or queued output can move; does the output and deferred work.
- * @return false when the socket failed. */
+ * fires, queued output can move or @p timeout_ms passed (-1: no limit);
+ * does the output and deferred work.  @return false when the socket
+ * failed. */
 bool
-econn_wait_io (struct econn *ec, bool want_in)
+econn_wait_io (struct econn *ec, bool want_in, int timeout_ms)
 {
   struct pollfd p[2];
-  bool out;
+  bool out, dead;
   uint64_t v;
 
   pthread_mutex_lock (&ec->lock);
   out = ec->out_head != NULL;
+  dead = ec->dead;
   pthread_mutex_unlock (&ec->lock);
-  p[0].fd = ec->fd;
+  /* A dead socket is left out: its POLLHUP would make this spin while
+   * requests finish in librbd. */
+  p[0].fd = dead ? -1 : ec->fd;
   p[0].events = (short) ((want_in ? POLLIN : 0) | (out ? POLLOUT : 0));
+  p[0].revents = 0;
   p[1].fd = ec->efd;
   p[1].events = POLLIN;
-  if (poll (p, 2, -1) < 0 && errno != EINTR)
+  if (poll (p, 2, timeout_ms) < 0 && errno != EINTR)
     return false;
   if (p[1].revents & POLLIN) {
     ssize_t r = read (ec->efd, &v, sizeof v);
     (void) r;
   }
+  /* The peer is gone (and no data is wanted): nothing can be sent. */
+  if (!want_in && (p[0].revents & (POLLHUP | POLLERR))) {
+    pthread_mutex_lock (&ec->lock);
+    ec->dead = true;
+    pthread_mutex_unlock (&ec->lock);
+  }
   econn_run_deferred (ec);
-  if (out || (p[0].revents & POLLOUT))
+  if (out || (p[0].revents & (POLLOUT | POLLHUP | POLLERR)))
     econn_flush_output (ec);
   pthread_mutex_lock (&ec->lock);
-  out = ec->dead;
+  dead = ec->dead;
   pthread_mutex_unlock (&ec->lock);
-  return !out && !(p[0].revents & POLLNVAL);
+  return !dead && !(p[0].revents & POLLNVAL);
 }
 
 /* Read exactly @p len bytes into @p buf (the rest of a write's payload).

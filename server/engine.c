@@ -30,13 +30,16 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -44,6 +47,13 @@
 
 #include "cluster.h"
 #include "engine.h"
+
+/* Limits against a runaway or bogus local client (the sockets are mode
+ * 0600): open connections, clients answered at once, and how long an
+ * idle control client keeps its thread. */
+#define MAX_CONNS 64
+#define MAX_CLIENTS 32
+#define CONTROL_IDLE_S 30
 
 struct engine {
   struct rbdx_options opts;
@@ -53,9 +63,9 @@ struct engine {
 };
 
 static void
-usage (void)
+usage (FILE *f)
 {
-  fprintf (stderr, "usage: rbdx-engine [-v] [--readonly] --control PATH "
+  fprintf (f, "usage: rbdx-engine [-v] [--readonly] --control PATH "
            "[--oldstyle PATH] SPEC [KEY=VALUE...]\n");
 }
 
@@ -170,7 +180,7 @@ listen_on (const char *path, int type)
     rbdx_error ("rbdx-engine: socket: %m");
     return -1;
   }
-  unlink (path);
+  /* Never removes what is there: a live engine's socket, or a file. */
   if (bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0 ||
       chmod (path, 0600) < 0 || listen (fd, 64) < 0) {
     rbdx_error ("rbdx-engine: cannot listen on %s: %m", path);
@@ -215,8 +225,20 @@ open_served (struct engine *e, int fd, char *err, size_t errlen)
   return conn;
 }
 
-/* One control message: "CONNECT". */
-static void
+/* Too many open connections for one more (a cap against a runaway or
+ * bogus client: the mapper uses at most 16 per device). */
+static bool
+full (char *err, size_t errlen)
+{
+  if (rbdx_engine_open_count () < MAX_CONNS)
+    return false;
+  snprintf (err, errlen, "%d connections are open: no more", MAX_CONNS);
+  return true;
+}
+
+/* One control message: "CONNECT".  @return false at the client's end
+ * (or after the idle timeout). */
+static bool
 control_message (struct engine *e, int cfd)
 {
   char msg[64], reply[1024], err[512] = "", id[320];
@@ -228,18 +250,23 @@ control_message (struct engine *e, int cfd)
   int sv[2];
 
   if (n <= 0)
-    return;
+    return false;
   msg[n] = '\0';
   if (strcmp (msg, "CONNECT") != 0) {
     snprintf (reply, sizeof reply, "ERR %d unknown request", EINVAL);
     send (cfd, reply, strlen (reply), MSG_NOSIGNAL);
-    return;
+    return true;
+  }
+  if (full (err, sizeof err)) {
+    snprintf (reply, sizeof reply, "ERR %d %s", EBUSY, err);
+    send (cfd, reply, strlen (reply), MSG_NOSIGNAL);
+    return true;
   }
   if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
     snprintf (reply, sizeof reply, "ERR %d socketpair: %s", errno,
               strerror (errno));
     send (cfd, reply, strlen (reply), MSG_NOSIGNAL);
-    return;
+    return true;
   }
   conn = open_served (e, sv[0], err, sizeof err);
   if (!conn) {
@@ -247,7 +274,7 @@ control_message (struct engine *e, int cfd)
     snprintf (reply, sizeof reply, "ERR %d %s", EIO, err);
     send (cfd, reply, strlen (reply), MSG_NOSIGNAL);
     close (sv[1]);
-    return;
+    return true;
   }
   /* conn is served now; it is read here only for what it stated at
    * open, which does not change. */
@@ -268,21 +295,24 @@ control_message (struct engine *e, int cfd)
   if (sendmsg (cfd, &mh, MSG_NOSIGNAL) < 0)
     rbdx_error ("rbdx-engine: cannot answer the supervisor: %m");
   close (sv[1]);   /* if the supervisor never took it, the connection ends */
+  return true;
 }
 
 /* The test hook: an oldstyle greeting, then transmission. */
 static void
-oldstyle_accept (struct engine *e, int lfd)
+oldstyle_serve (struct engine *e, int fd)
 {
   unsigned char g[152] = "NBDMAGIC";
   char err[512];
   struct rbdx_conn *conn;
   uint64_t magic = 0x00420281861253ULL, size;
-  int fd = accept4 (lfd, NULL, NULL, SOCK_CLOEXEC);
   int i;
 
-  if (fd < 0)
+  if (full (err, sizeof err)) {
+    rbdx_error ("rbdx-engine: %s", err);
+    close (fd);
     return;
+  }
   if (rbdx_conn_open (&e->opts, &e->opts.spec, e->pinned ? &e->pin : NULL,
                       e->readonly, &conn, err, sizeof err) < 0) {
     rbdx_error ("rbdx-engine: %s", err);
@@ -304,17 +334,77 @@ oldstyle_accept (struct engine *e, int lfd)
   }
 }
 
+/* One accepted client of the control socket or of the test hook, in
+ * its own thread: opening a librbd context may take as long as the
+ * cluster does (or forever while it is unreachable), and the main loop
+ * must keep answering signals and other clients meanwhile. */
+struct client {
+  struct engine *e;
+  int fd;
+  bool control;
+};
+
+static atomic_int clients;     /* client threads running */
+
+static void *
+client_thread (void *arg)
+{
+  struct client *c = arg;
+
+  if (c->control) {
+    /* An idle control client does not keep its thread for ever. */
+    struct timeval tv = { CONTROL_IDLE_S, 0 };
+    setsockopt (c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    while (control_message (c->e, c->fd))
+      ;
+    close (c->fd);
+  }
+  else
+    oldstyle_serve (c->e, c->fd);
+  free (c);
+  atomic_fetch_sub (&clients, 1);
+  return NULL;
+}
+
+static void
+accept_client (struct engine *e, int lfd, bool control)
+{
+  struct client *c;
+  pthread_attr_t attr;
+  pthread_t t;
+  int fd = accept4 (lfd, NULL, NULL, SOCK_CLOEXEC);
+
+  if (fd < 0)
+    return;
+  c = malloc (sizeof *c);
+  if (!c || atomic_load (&clients) >= MAX_CLIENTS) {
+    rbdx_error ("rbdx-engine: %d clients are being answered: one refused",
+                MAX_CLIENTS);
+    free (c);
+    close (fd);
+    return;
+  }
+  *c = (struct client) { e, fd, control };
+  atomic_fetch_add (&clients, 1);
+  pthread_attr_init (&attr);
+  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+  if (pthread_create (&t, &attr, client_thread, c) != 0) {
+    atomic_fetch_sub (&clients, 1);
+    free (c);
+    close (fd);
+  }
+  pthread_attr_destroy (&attr);
+}
+
 static int
 serve (struct engine *e)
 {
-  int cfd = -1, ofd = -1, sfd, ctl[16], nctl = 0, i;
+  int cfd = -1, ofd = -1, sfd;
   sigset_t set;
 
   sigemptyset (&set);
   sigaddset (&set, SIGTERM);
   sigaddset (&set, SIGINT);
-  sigprocmask (SIG_BLOCK, &set, NULL);
-  signal (SIGPIPE, SIG_IGN);
   sfd = signalfd (-1, &set, SFD_CLOEXEC);
   if (sfd < 0) {
     rbdx_error ("rbdx-engine: signalfd: %m");
@@ -327,39 +417,23 @@ serve (struct engine *e)
   rbdx_debug ("rbdx-engine: serving %s", e->opts.spec.image);
 
   for (;;) {
-    struct pollfd p[19];
-    int n = 0;
+    struct pollfd p[3] = {
+      { .fd = sfd, .events = POLLIN },
+      { .fd = cfd, .events = POLLIN },
+      { .fd = ofd, .events = POLLIN },
+    };
 
-    p[n++] = (struct pollfd) { .fd = sfd, .events = POLLIN };
-    p[n++] = (struct pollfd) { .fd = cfd, .events = POLLIN };
-    p[n++] = (struct pollfd) { .fd = ofd, .events = POLLIN };
-    for (i = 0; i < nctl; i++)
-      p[n++] = (struct pollfd) { .fd = ctl[i], .events = POLLIN };
-    if (poll (p, (nfds_t) n, -1) < 0) {
+    if (poll (p, 3, -1) < 0) {
       if (errno == EINTR)
         continue;
       break;
     }
     if (p[0].revents)
       break;
-    if (p[1].revents & POLLIN) {
-      int fd = accept4 (cfd, NULL, NULL, SOCK_CLOEXEC);
-      if (fd >= 0 && nctl < 16)
-        ctl[nctl++] = fd;
-      else if (fd >= 0)
-        close (fd);
-    }
+    if (p[1].revents & POLLIN)
+      accept_client (e, cfd, true);
     if (p[2].revents & POLLIN)
-      oldstyle_accept (e, ofd);
-    for (i = nctl - 1; i >= 0; i--) {
-      short ev = p[3 + i].revents;
-      if (ev & POLLIN)
-        control_message (e, ctl[i]);
-      else if (ev & (POLLHUP | POLLERR)) {
-        close (ctl[i]);
-        ctl[i] = ctl[--nctl];
-      }
-    }
+      accept_client (e, ofd, false);
   }
   rbdx_debug ("rbdx-engine: stopping");
   if (cfd >= 0) {
@@ -370,11 +444,20 @@ serve (struct engine *e)
     close (ofd);
     unlink (e->oldstyle);
   }
-  for (i = 0; i < nctl; i++)
-    close (ctl[i]);
+  /* From here no new connection is served (rbdx_engine_serve refuses). */
   rbdx_engine_stop_all ();
+  for (int i = 0; i < 50 && atomic_load (&clients) > 0; i++)
+    usleep (100000);
   rbdx_metrics_stop ();
   rbdx_conn_close_all ();
+  if (atomic_load (&clients) > 0) {
+    /* A client thread is still inside librbd (opening an image on an
+     * unreachable cluster): exit without running librados' destructors
+     * under it.  Nothing it opened has served a request. */
+    rbdx_error ("rbdx-engine: %d connection(s) still opening: exiting "
+                "without them", atomic_load (&clients));
+    _exit (0);
+  }
   return 0;
 }
 
@@ -384,8 +467,30 @@ main (int argc, char **argv)
   struct engine e = { 0 };
   int i, r;
 
+  sigset_t set;
+
+  /* SIGTERM and SIGINT are taken by serve()'s signalfd: blocked before
+   * any thread starts (librados', the metrics writer's), since every
+   * thread inherits the mask and one that did not block them would be
+   * killed by them. */
+  sigemptyset (&set);
+  sigaddset (&set, SIGTERM);
+  sigaddset (&set, SIGINT);
+  sigprocmask (SIG_BLOCK, &set, NULL);
+  signal (SIGPIPE, SIG_IGN);
+
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
+    if (strcmp (a, "--help") == 0 || strcmp (a, "-h") == 0) {
+      printf ("rbdx-engine: the built-in NBD transmission engine of the "
+              "rbdx mapper (rbdx(8), ENGINE).\n");
+      usage (stdout);
+      return 0;
+    }
+    if (strcmp (a, "--version") == 0) {
+      printf ("rbdx-engine %s\n", RBDX_VERSION);
+      return 0;
+    }
     if (strcmp (a, "-v") == 0 || strcmp (a, "--verbose") == 0)
       rbdx_engine_verbose (true);
     else if (strcmp (a, "--readonly") == 0 || strcmp (a, "-r") == 0)
@@ -395,15 +500,20 @@ main (int argc, char **argv)
     else if (strcmp (a, "--oldstyle") == 0 && i + 1 < argc)
       e.oldstyle = argv[++i];
     else if (a[0] == '-') {
-      usage ();
+      usage (stderr);
       return 2;
     }
     else if (set_param (&e, a) < 0)
       return 1;
   }
   if (!e.control && !e.oldstyle) {
-    usage ();
+    usage (stderr);
     return 2;
+  }
+  if (!e.opts.spec.image && !e.opts.pool) {
+    rbdx_error ("rbdx-engine: no image given (SPEC: [pool/[namespace/]]image"
+                "[@snapshot])");
+    return 1;
   }
   if (prepare (&e) < 0)
     return 1;

@@ -38,9 +38,13 @@ uint16_t rbdx_engine_flags (const struct rbdx_conn *conn);
 /** Serve NBD transmission on @p fd (a connected stream socket; the
  * engine owns it from now on) for @p conn (owned too: closed when the
  * connection ends) in a new thread.
- * @return 0, or a negative errno from pthread_create/eventfd (then
- *         neither @p fd nor @p conn was taken).  Thread-safe. */
+ * @return 0; -ESHUTDOWN once rbdx_engine_stop_all started, or a negative
+ *         errno from pthread_create/eventfd (then neither @p fd nor
+ *         @p conn was taken).  Thread-safe. */
 int rbdx_engine_serve (int fd, struct rbdx_conn *conn);
+
+/** Connections being served now.  Thread-safe. */
+unsigned rbdx_engine_open_count (void);
 
 /** Make every connection stop reading (as if the client disconnected),
  * wait until each answered what it had in flight and closed.

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -26,6 +27,9 @@
 #endif
 
 static __thread char errbuf[512];
+
+/* How long a CONNECT may take (seconds). */
+#define ENGINE_TIMEOUT_S 120
 
 static int
 libnbd_failed (struct nbd_handle *h, const char **err)
@@ -93,6 +97,13 @@ engine_connect (const char *path, int *fd_out, struct rbdx_export *exp,
     if (err)
       *err = errbuf;
     return e == ECONNREFUSED || e == ENOENT ? -e : -EIO;
+  }
+  /* Opening a librbd context takes as long as the cluster does; an
+   * engine that does not answer within ENGINE_TIMEOUT_S is treated like a
+   * server that did not start (the supervisor retries). */
+  {
+    struct timeval tv = { ENGINE_TIMEOUT_S, 0 };
+    setsockopt (c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   }
   if (send (c, "CONNECT", 7, MSG_NOSIGNAL) != 7 ||
       (n = recvmsg (c, &mh, MSG_CMSG_CLOEXEC)) <= 0) {

@@ -22,7 +22,9 @@
 #     disconnect work; an unknown request gets "ERR";
 #   - --readonly: writes get EPERM, reads work; a snapshot spec serves the
 #     snapshot's data;
-#   - SIGTERM: exit 0 and no watcher left on the image.
+#   - SIGTERM, with metrics_file= (whose writer thread must not take the
+#     signal): exit 0, the metrics written, no watcher left on the image;
+#   - a read-only export advertises no FUA, trim or zeroes.
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 requires nbdsh nbdcopy
@@ -104,7 +106,8 @@ cmp <(head -c $((48 << 20)) "$d/img2.raw") "$d/data" || fail "rbd export differs
 
 say "control socket"
 stop_server "$d/e.sock"
-"$engine" --control "$d/ctl.sock" "$img" 2>>"$d/ctl.log" &
+"$engine" --control "$d/ctl.sock" "$img" metrics_file="$d/metrics.prom" metrics_interval=1 \
+  2>>"$d/ctl.log" &
 ctl_pid=$!
 echo "$ctl_pid" >"$d/ctl.pid"; echo "$d/ctl.pid" >>"$_state/pidfiles"
 wait_for 20 test -S "$d/ctl.sock" || fail "no control socket: $(cat "$d/ctl.log")"
@@ -158,6 +161,7 @@ kill "$ctl_pid"
 wait_for 20 exited "$ctl_pid" || fail "the engine did not exit on SIGTERM"
 wait "$ctl_pid" || fail "the engine exited $? on SIGTERM"
 [ ! -S "$d/ctl.sock" ] || fail "the control socket was left behind"
+grep -q '^rbdx_requests_total' "$d/metrics.prom" || fail "no metrics written: $(head -3 "$d/metrics.prom")"
 rbd export --no-progress "$img" "$d/img3.raw" >/dev/null
 cmp <(dd if="$d/img3.raw" bs=1M skip=40 count=1 status=none | head -c 8192) "$d/ctl-data" ||
   fail "the control socket's write is not in the image"
@@ -168,6 +172,7 @@ say "read-only and snapshot"
 serve_engine "$d/ro.sock" --readonly -- "$img"
 nbdsh -u "nbd+unix:///?socket=$d/ro.sock" -c '
 assert h.is_read_only()
+assert not h.can_fua() and not h.can_trim() and not h.can_zero()
 h.set_strict_mode(0)
 try:
     h.pwrite(b"x" * 512, 0)

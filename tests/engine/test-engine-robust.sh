@@ -1,42 +1,46 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# test-engine-robust: the built-in engine's transmission loop against a
-# client that misbehaves, through its --oldstyle test hook with raw NBD
-# requests (Python sockets), on one engine process that must survive all
-# of it.
+# test-engine-robust: the built-in engine's transmission loop against
+# clients that misbehave, through its --oldstyle test hook with raw NBD
+# requests (Python sockets), and its control socket against idle
+# clients.
 #
-# Asserts:
-#   - an unknown command gets NBD_EINVAL and the connection lives on; a
-#     zero-length read and write succeed;
+# Asserts (one engine process survives all of part 1):
+#   - as nbdkit answers them: an unknown command, an unknown flag,
+#     NO_HOLE or FAST_ZERO on a write, REQ_ONE or DF on a read, a flush
+#     with a length, zero-length reads and trims get NBD_EINVAL,
+#     zero-length writes and zeroes NBD_ENOSPC; a write over 32 MiB gets
+#     NBD_EINVAL after its payload was read; the connection lives on;
 #   - 300 pipelined 256 KiB reads sent without reading any reply (the
-#     socket fills, replies queue in the engine) are all answered, each
-#     once, with the right data;
-#   - a bad request magic, a write over 32 MiB, and a write whose payload
-#     is cut short by the client's hang-up end only that connection;
-#   - 64 requests in flight when the client hangs up: the engine lives;
-#   - after all of that a new connection works, the engine's memory did
-#     not grow without bound (RSS below 512 MiB), and SIGTERM with
-#     requests in flight ends it with status 0.
+#     socket fills, replies queue) are all answered once with the right
+#     data;
+#   - memory stays bounded: 800 x 1 MiB reads with no reply read, and
+#     40 x 32 MiB reads sent at once: RSS stays under 512 MiB;
+#   - a bad request magic or a payload cut short ends only that
+#     connection; a hang-up with 64 requests in flight is survived;
+#   - SIGTERM while a client holds 50 MiB of unread replies: exit 0
+#     within 20 s.
+# Part 2, QoS (qos.write_iops_limit=2, qos.iops_limit=5 engines): a read
+# behind throttled writes is answered before the last of them; an 8 MiB
+# reply already done is not held back by throttled reads after it;
+# SIGTERM with requests waiting for QoS answers them all without error.
+# Part 3: 20 idle clients on the control socket do not keep a CONNECT
+# from being answered.
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 d=$(tmpdir)
 img=$(new_image 64M)
-serve_engine "$d/e.sock" -- "$img"
-SOCK="$d/e.sock" python3 - <<'PY' || fail "robustness checks failed"
-import os, socket, struct
-
-def conn():
+engine=$RBDX_BUILD/server/rbdx-engine
+cat >"$d/nbd.py" <<'PY'
+import os, socket, struct, threading, time
+def conn(path):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(os.environ["SOCK"])
-    g = b""
-    while len(g) < 152:
-        g += s.recv(152 - len(g))
+    s.connect(path)
+    g = recvn(s, 152)
     assert g[:8] == b"NBDMAGIC", g[:8]
     return s
-
 def req(s, t, off, n, data=b"", flags=0, h=0, magic=0x25609513):
     s.sendall(struct.pack(">IHHQQI", magic, flags, t, h, off, n) + data)
-
 def recvn(s, n):
     b = bytearray()
     while len(b) < n:
@@ -45,75 +49,203 @@ def recvn(s, n):
             raise EOFError
         b += c
     return bytes(b)
-
 def reply(s, n=0):
     magic, err, h = struct.unpack(">IIQ", recvn(s, 16))
     assert magic == 0x67446698
     data = recvn(s, n) if err == 0 and n else b""
     return err, h, data
-
 def closed(s):
     s.settimeout(20)
     try:
         return s.recv(1) == b""
     except ConnectionResetError:
         return True
+def rss_mib(pid):
+    for l in open("/proc/%d/status" % pid):
+        if l.startswith("VmRSS:"):
+            return int(l.split()[1]) // 1024
+PY
+export PYTHONPATH=$d
 
-# Unknown command, zero-length requests.
-s = conn()
-req(s, 9, 0, 0, h=1)
-assert reply(s)[:2] == (22, 1), "unknown command"
-req(s, 0, 0, 0, h=2)
-assert reply(s)[:2] == (0, 2), "zero read"
-req(s, 1, 0, 0, h=3)
-assert reply(s)[:2] == (0, 3), "zero write"
+say "part 1: protocol errors, pipelining, memory bounds"
+serve_engine "$d/e.sock" -- "$img"
+SOCK="$d/e.sock" PID=$SERVER_PID python3 - <<'PY' || fail "part 1 failed"
+import os
+from nbd import *
+P, pid = os.environ["SOCK"], int(os.environ["PID"])
+s = conn(P)
+READ, WRITE, FLUSH, TRIM, CACHE, ZERO, BS = 0, 1, 3, 4, 5, 6, 7
+for i, (t, off, n, flags, data, want) in enumerate([
+        (9, 0, 512, 0, b"", 22), (CACHE, 0, 512, 0, b"", 22),
+        (BS, 0, 512, 0, b"", 22), (READ, 0, 512, 0x8000, b"", 22),
+        (WRITE, 0, 512, 2, b"x" * 512, 22), (WRITE, 0, 512, 16, b"x" * 512, 22),
+        (READ, 0, 512, 8, b"", 22), (READ, 0, 512, 4, b"", 22),
+        (TRIM, 0, 512, 2, b"", 22), (FLUSH, 0, 512, 0, b"", 22),
+        (READ, 0, 0, 0, b"", 22), (TRIM, 0, 0, 0, b"", 22),
+        (WRITE, 0, 0, 0, b"", 28), (ZERO, 0, 0, 0, b"", 28),
+        (WRITE, 0, 33 << 20, 0, b"y" * (33 << 20), 22),
+        (READ, 0, 33 << 20, 0, b"", 22)]):
+    req(s, t, off, n, data, flags=flags, h=i)
+    err, h, _ = reply(s)
+    assert (err, h) == (want, i), ("case", i, err, want)
 pattern = os.urandom(4 << 20)
-req(s, 1, 0, len(pattern), pattern, h=4)
-assert reply(s)[:2] == (0, 4)
+req(s, WRITE, 0, len(pattern), pattern, h=99)
+assert reply(s)[:2] == (0, 99)
 
-# Pipelined reads, no reply read until all are sent.
 N, L = 300, 256 << 10
 for i in range(N):
-    req(s, 0, (i * L) % (4 << 20), L, h=1000 + i)
-seen = {}
+    req(s, READ, (i * L) % (4 << 20), L, h=1000 + i)
+seen = set()
 for i in range(N):
     err, h, data = reply(s, L)
     assert err == 0 and 1000 <= h < 1000 + N and h not in seen, (err, h)
     off = ((h - 1000) * L) % (4 << 20)
     assert data == pattern[off:off + L], "data of request %d" % h
-    seen[h] = True
-assert len(seen) == N
+    seen.add(h)
 s.close()
 
-# Bad magic; write over 32 MiB; a payload cut short.
-s = conn(); req(s, 0, 0, 512, magic=0x12345678); assert closed(s), "bad magic"
-s = conn(); req(s, 1, 0, 64 << 20); assert closed(s), "write over 32 MiB"
-s = conn(); req(s, 1, 0, 1 << 20, b"x" * 1000); s.close()
+# No reply read: the engine stops reading at its in-flight limit.  The
+# headers go in one send (small sends would fill the socket's buffer
+# accounting long before the engine stops reading).
+s = conn(P)
+s.sendall(b"".join(struct.pack(">IHHQQI", 0x25609513, 0, READ, i,
+                               (i % 60) << 20, 1 << 20) for i in range(800)))
+time.sleep(2)
+r = rss_mib(pid)
+print("RSS with 800 MiB of reads unread: %d MiB" % r)
+assert r < 512, r
+s.close()
+# 40 x 32 MiB at once, replies read as they come.
+s = conn(P)
+got = []
+t = threading.Thread(target=lambda: [got.append(reply(s, 32 << 20)[0]) for _ in range(40)])
+t.start()
+peak = 0
+s.sendall(b"".join(struct.pack(">IHHQQI", 0x25609513, 0, READ, i, 0, 32 << 20) for i in range(40)))
+while t.is_alive():
+    peak = max(peak, rss_mib(pid)); time.sleep(0.05)
+t.join()
+print("peak RSS with 40 x 32 MiB reads: %d MiB" % peak)
+assert got == [0] * 40, got
+assert peak < 512, peak
+s.close()
 
-# Hang up with requests in flight.
-s = conn()
+s = conn(P); req(s, READ, 0, 512, magic=0x12345678); assert closed(s), "bad magic"
+s = conn(P); req(s, WRITE, 0, 1 << 20, b"x" * 1000); s.close()
+s = conn(P)
 for i in range(64):
-    req(s, 0, i * 65536, 65536, h=i)
+    req(s, READ, i * 65536, 65536, h=i)
+s.close()
+s = conn(P)
+req(s, READ, 0, 4096, h=7)
+assert reply(s, 4096) == (0, 7, pattern[:4096]), "after the abuse"
 s.close()
 
-# Still serving.
-s = conn()
-req(s, 0, 0, 4096, h=7)
-assert reply(s, 4096) == (0, 7, pattern[:4096]), "after the abuse"
-for i in range(32):
-    req(s, 0, i * 4096, 4096, h=i)
-# left in flight for the SIGTERM below
-open(os.environ["SOCK"] + ".inflight", "w").write("ok")
-import time; time.sleep(0.2)
 PY
-rss=$(awk '/VmRSS/ {print $2}' "/proc/$SERVER_PID/status")
-say "engine RSS after the abuse: $((rss / 1024)) MiB"
-[ "$rss" -lt $((512 * 1024)) ] || fail "engine RSS $rss KiB"
-kill -0 "$SERVER_PID" || fail "the engine died"
+# A client that holds 50 MiB of replies unread, in the background.
+SOCK="$d/e.sock" python3 - <<'PY' &
+import os, time
+from nbd import *
+s = conn(os.environ["SOCK"])
+s.sendall(b"".join(struct.pack(">IHHQQI", 0x25609513, 0, 0, i, i << 20, 1 << 20)
+                   for i in range(50)))
+open(os.environ["SOCK"] + ".held", "w").write("1")
+time.sleep(120)
+PY
+holder=$!
+echo "$holder" >"$d/holder.pid"; echo "$d/holder.pid" >>"$_state/pidfiles"
+wait_for 20 test -e "$d/e.sock.held" || fail "the holding client did not start"
+sleep 1
 pid=$SERVER_PID
+kill -0 "$pid" || fail "the engine died"
 kill "$pid"
-wait_for 20 exited "$pid" || fail "the engine did not exit on SIGTERM"
+wait_for 20 exited "$pid" || fail "the engine did not exit 20 s after SIGTERM with a client not reading"
 rc=0; wait "$pid" || rc=$?
 [ "$rc" -eq 0 ] || fail "the engine exited $rc"
-! grep -qi "sanitizer\|assert" "$d/e.sock.log" || fail "engine log: $(tail -5 "$d/e.sock.log")"
+kill "$holder" 2>/dev/null || true
+
+say "part 2: QoS"
+serve_engine "$d/q.sock" -- "$img" qos.write_iops_limit=2
+SOCK="$d/q.sock" python3 - <<'PY' || fail "a read waited behind throttled writes"
+import os
+from nbd import *
+s = conn(os.environ["SOCK"])
+for i in range(8):
+    req(s, 1, i * 4096, 4096, b"w" * 4096, h=i)
+req(s, 0, 0, 4096, h=100)
+order = []
+for _ in range(9):
+    magic, err, h = struct.unpack(">IIQ", recvn(s, 16))
+    assert err == 0, err
+    if h == 100:
+        recvn(s, 4096)
+    order.append(h)
+print("reply order:", order)
+assert order.index(100) < order.index(7), order
+PY
+stop_server "$d/q.sock"
+serve_engine "$d/q2.sock" -- "$img" qos.iops_limit=5
+SOCK="$d/q2.sock" python3 - <<'PY2' || fail "a reply that was done waited behind throttled reads"
+import os, time
+from nbd import *
+s = conn(os.environ["SOCK"])
+t0 = time.monotonic()
+req(s, 0, 0, 8 << 20, h=100)
+for i in range(20):
+    req(s, 0, i * 4096, 4096, h=i)
+when = {}
+while len(when) < 21:
+    magic, err, h = struct.unpack(">IIQ", recvn(s, 16))
+    assert err == 0, err
+    recvn(s, (8 << 20) if h == 100 else 4096)
+    when[h] = time.monotonic() - t0
+last = max(when.values())
+print("8 MiB reply after %.2f s, last 4 KiB reply after %.2f s" % (when[100], last))
+# 20 reads at 5 IOPS take seconds; the 8 MiB read was done at once and
+# must not wait for them (before the fix it came last but one).
+assert last > 2.0, "QoS not in effect"
+assert when[100] < last / 2, when[100]
+PY2
+stop_server "$d/q2.sock"
+serve_engine "$d/q3.sock" -- "$img" qos.iops_limit=5
+SOCK="$d/q3.sock" python3 - >"$d/q3.out" 2>&1 <<'PY' &
+import os
+from nbd import *
+s = conn(os.environ["SOCK"])
+for i in range(20):
+    req(s, 0, i * 4096, 4096, h=i)
+open(os.environ["SOCK"] + ".sent", "w").write("1")
+errs = []
+for _ in range(20):
+    magic, err, h = struct.unpack(">IIQ", recvn(s, 16))
+    if err == 0:
+        recvn(s, 4096)
+    errs.append(err)
+print("errors:", errs)
+assert errs == [0] * 20, errs
+PY
+client=$!
+wait_for 20 test -e "$d/q3.sock.sent" || fail "the QoS client did not send"
+kill "$SERVER_PID"
+wait "$client" || fail "SIGTERM with QoS waiters: $(cat "$d/q3.out")"
+wait_for 20 exited "$SERVER_PID" || fail "the engine did not exit"
+
+say "part 3: idle control clients"
+"$engine" --control "$d/ctl.sock" "$img" 2>>"$d/ctl.log" &
+echo $! >"$d/ctl.pid"; echo "$d/ctl.pid" >>"$_state/pidfiles"
+wait_for 20 test -S "$d/ctl.sock" || fail "no control socket: $(cat "$d/ctl.log")"
+CTL="$d/ctl.sock" python3 - <<'PY' || fail "an idle control client blocked a CONNECT"
+import os, socket
+idle = []
+for _ in range(20):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.connect(os.environ["CTL"]); idle.append(c)
+c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+c.settimeout(60)
+c.connect(os.environ["CTL"])
+c.send(b"CONNECT")
+msg, fds, _, _ = socket.recv_fds(c, 1024, 1)
+assert msg.startswith(b"OK ") and len(fds) == 1, msg
+PY
+kill "$(cat "$d/ctl.pid")"
 say "ok"
