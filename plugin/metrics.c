@@ -266,13 +266,15 @@ static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t stop_cond = PTHREAD_COND_INITIALIZER;
 static bool stopping;
 
-static void
+/* Write the metrics file once.  @return 0 or a negative errno. */
+static int
 write_file (void)
 {
   struct snapshot s = { 0 };
   char tmp[4200], *text = NULL;
   size_t len = 0;
   FILE *out;
+  int r = 0;
 
   s.max = RETIRED_MAX + 256;
   s.images = calloc (s.max, sizeof *s.images);
@@ -282,7 +284,7 @@ write_file (void)
     if (s.f)
       fclose (s.f);
     free (text);
-    return;
+    return -ENOMEM;
   }
   fprintf (s.f, "# rbdx %s metrics (nbdkit-rbdx-plugin(1), METRICS)\n",
            RBDX_VERSION);
@@ -310,12 +312,22 @@ write_file (void)
 
   snprintf (tmp, sizeof tmp, "%s.tmp%ld", path, (long) getpid ());
   out = fopen (tmp, "we");
-  if (!out || fwrite (text, 1, len, out) != len || fclose (out) == EOF ||
-      rename (tmp, path) == -1) {
-    rbdx_debug ("rbdx: cannot write metrics_file=%s: %m", path);
+  if (!out)
+    r = -errno;
+  else {
+    bool ok = fwrite (text, 1, len, out) == len;
+    if (fclose (out) == EOF || !ok)
+      r = -(errno ? errno : EIO);
+    else if (rename (tmp, path) == -1)
+      r = -errno;
+  }
+  if (r < 0) {
+    rbdx_debug ("rbdx: cannot write metrics_file=%s: %s", path,
+                strerror (-r));
     unlink (tmp);
   }
   free (text);
+  return r;
 }
 
 static void *
@@ -339,6 +351,20 @@ writer_thread (void *arg)
 }
 
 int
+rbdx_metrics_check (const char *p)
+{
+  int r;
+
+  path = strdup (p);
+  if (!path)
+    return -ENOMEM;
+  r = write_file ();
+  free (path);
+  path = NULL;
+  return r;
+}
+
+int
 rbdx_metrics_start (const char *p, unsigned interval_s)
 {
   int r;
@@ -347,6 +373,14 @@ rbdx_metrics_start (const char *p, unsigned interval_s)
   if (!path)
     return -ENOMEM;
   interval = interval_s ? interval_s : 5;
+  /* A path that cannot be written (a directory, no such directory, no
+   * permission) is a bad parameter: say so before serving. */
+  r = write_file ();
+  if (r < 0) {
+    free (path);
+    path = NULL;
+    return r;
+  }
   r = pthread_create (&thread, NULL, writer_thread, NULL);
   if (r) {
     free (path);

@@ -63,8 +63,16 @@ void rbdx_metrics_retire (const struct rbdx_conn *conn);
 /** Process-wide events of the shared writers (writer.c). */
 extern _Atomic uint64_t rbdx_writer_opens, rbdx_writer_fences;
 
-/** Start the thread that writes @p path every @p interval_s seconds
- * (after nbdkit's fork: .after_fork).  @return 0 or a negative errno. */
+/** Write @p path once, as it is now, to prove it can be written: for a
+ * host that checks its parameters before it may start threads (nbdkit's
+ * .get_ready).  Not thread-safe against rbdx_metrics_start/stop.
+ * @return 0 or a negative errno. */
+int rbdx_metrics_check (const char *path);
+
+/** Write @p path once, then start the thread that rewrites it every
+ * @p interval_s seconds (after nbdkit's fork: .after_fork).
+ * @return 0, or a negative errno: the first write failed (a directory,
+ *         a missing directory, no permission) or pthread_create did. */
 int rbdx_metrics_start (const char *path, unsigned interval_s);
 
 /** Write the file once more and stop the thread (.cleanup). */

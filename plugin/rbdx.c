@@ -179,7 +179,14 @@ static int
 rbdx_get_ready (void)
 {
   char err[512];
+  int r;
 
+  /* Written again after the fork by the metrics thread (.after_fork). */
+  if (opts.metrics_file && (r = rbdx_metrics_check (opts.metrics_file)) < 0) {
+    nbdkit_error ("rbdx: metrics_file=%s: cannot be written: %s",
+                  opts.metrics_file, strerror (-r));
+    return -1;
+  }
   if (!opts.spec.image) {
     if (probe_pool (err, sizeof err) < 0)
       goto fail;

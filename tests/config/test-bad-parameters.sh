@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Proves: parameters that are wrong as written (unknown key, empty value,
 # a key given twice, a bad completion=, writers=, exclusive= or pool=
-# value, an image= outside pool=, a malformed ceph.NAME) make nbdkit
+# value, an image= outside pool=, a malformed ceph.NAME, a metrics_file=
+# that cannot be written) make nbdkit
 # exit non-zero before serving, with one error that names the key and
 # value (nbdkit-rbdx-plugin.pod, PARAMETERS).  Positive controls: every
 # accepted completion= and writers= value and exclusive=false serve, and
@@ -52,6 +53,10 @@ refused "image='other/img' is not in pool='rbd'" -- pool=rbd image=other/img
 # Malformed ceph.NAME keys.
 refused "'ceph.' needs an option name" -- "$img" ceph.=1
 refused "ceph.a.b" "no spaces or dots" -- "$img" ceph.a.b=1
+
+# A metrics_file= that cannot be written (a directory, a missing one).
+refused "metrics_file=$CFG_SCRATCH" "Is a directory" -- "$img" "metrics_file=$CFG_SCRATCH"
+refused "metrics_file=" "/nonexistent" "No such file" -- "$img" metrics_file=/nonexistent/m.prom
 
 # Positive controls.
 for mode in auto io_uring poll eventfd; do

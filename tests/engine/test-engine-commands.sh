@@ -6,8 +6,9 @@
 # nbdcopy, and through its control socket as the supervisor uses it.
 #
 # Asserts:
-#   - a wrong image, pool= and an unknown option: exit 1 before listening,
-#     with a message naming what was wrong;
+#   - a wrong image, pool=, an unknown option and a metrics_file= that is
+#     a directory: exit 1 before listening, with a message naming what
+#     was wrong;
 #   - the handshake states the image's size, flush, FUA, trim, write
 #     zeroes, fast zero and multi-conn (default features: shared writer);
 #   - write, FUA write, read, write zeroes (with and without NO_HOLE),
@@ -35,7 +36,7 @@ img=$(new_image 64M)
 export IMG=$img
 
 say "bad input exits 1 before serving"
-for bad in "rbd/does-not-exist-$$" "pool=rbd" "$img frobnicate=1"; do
+for bad in "rbd/does-not-exist-$$" "pool=rbd" "$img frobnicate=1" "$img metrics_file=$d"; do
   rc=0
   # shellcheck disable=SC2086
   timeout 60 "$engine" --oldstyle "$d/bad.sock" $bad 2>"$d/bad.err" || rc=$?
@@ -44,6 +45,7 @@ for bad in "rbd/does-not-exist-$$" "pool=rbd" "$img frobnicate=1"; do
   case $bad in
     rbd/does-not-exist*) grep -q "does-not-exist" "$d/bad.err" ;;
     pool=*) grep -q "pool=" "$d/bad.err" ;;
+    *metrics_file=*) grep -q "metrics_file=$d: cannot start its writer: Is a directory" "$d/bad.err" ;;
     *) grep -q "frobnicate" "$d/bad.err" ;;
   esac || fail "'$bad' said: $(cat "$d/bad.err")"
 done
