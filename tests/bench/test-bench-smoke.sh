@@ -3,10 +3,12 @@
 # test-bench-smoke: tests/bench/run --smoke produces a well-formed report.
 #
 # Proves that the benchmark command works end to end (own sandbox cluster,
-# fully written image, fio-rbd, rbdx over NBD in both completion modes,
-# qemu-nbd, rbd-nbd through tests/bench/rbd-nbd-shim.so, report generation) and that its outputs have the promised shape:
-# report.md with the machine section, one results table per workload and the
-# targets section; results.csv with the documented header and one row per
+# fully written images (default features, and layering only), fio-rbd, rbdx
+# over NBD in both completion modes, the built-in engine (rbdx-engine),
+# qemu-nbd, rbd-nbd through tests/bench/rbd-nbd-shim.so, report generation)
+# and that its outputs have the promised shape: report.md with the machine
+# section, one results table per workload, the targets section and the
+# built-in engine's section with its targets; results.csv with the documented header and one row per
 # run; results.json that parses and matches the CSV; chart.png that really is
 # a PNG.  No timing or performance assertion: the figures of a smoke run mean
 # nothing.
@@ -16,6 +18,9 @@ requires fio nbdkit rbd ceph-mon ceph-osd gnuplot
 [ -r "$RBDX_PLUGIN" ] || fail "plugin not built: $RBDX_PLUGIN"
 
 out="$(tmpdir)/report"
+# The engine systems: measured when the build has rbdx-engine, else they
+# must be reported as skipped.
+export RBDX_ENGINE=${RBDX_ENGINE:-$RBDX_BUILD/server/rbdx-engine}
 start=$SECONDS
 rc=0
 "$RBDX_TESTS/bench/run" --smoke --out "$out" >"$out.stdout" 2>"$out.stderr" || rc=$?
@@ -35,6 +40,7 @@ magic=$(head -c 8 "$out/chart.png" | od -An -tx1 | tr -d ' \n')
 [ "$magic" = 89504e470d0a1a0a ] || fail "chart.png is not a PNG (magic $magic)"
 
 HAVE_RBD_NBD=$(command -v rbd-nbd >/dev/null && echo 1 || echo 0) \
+HAVE_ENGINE=$([ -x "$RBDX_ENGINE" ] && echo 1 || echo 0) \
 /usr/bin/python3 - "$out" <<'PY' || fail "the report is not well-formed (see above)"
 import csv, json, os, re, sys
 
@@ -45,7 +51,8 @@ def check(cond, msg):
         errors.append(msg)
 
 workloads = ["randread-4k-qd1", "randread-4k-qd32", "randwrite-4k-qd1",
-             "randwrite-4k-qd32", "read-1m-qd8", "write-1m-qd8"]
+             "randwrite-4k-qd32", "randwrite-4k-qd32-layering", "read-1m-qd8",
+             "write-1m-qd8"]
 header = ("mode,round,seq,workload,rw,bs,total_qd,system,kind,completion,"
           "connections,jobs,qd_per_job,runtime_s,ramp_s,status,iops,bw_mib_s,"
           "lat_mean_us,lat_p99_us,clat_mean_us,clat_p99_us,ios,server_cpu_s,"
@@ -98,8 +105,8 @@ with open(os.path.join(out, "results.csv"), newline="") as f:
     got = next(rd)
     rows = [dict(zip(got, r)) for r in rd]
 check(got == header, f"results.csv: header is {got}")
-# 5 systems x 6 workloads x 1 round, skipped runs included
-check(len(rows) >= 30, f"results.csv: {len(rows)} rows, expected >= 30")
+# 7 systems x 7 workloads x 1 round, skipped runs included
+check(len(rows) >= 49, f"results.csv: {len(rows)} rows, expected >= 49")
 ok = [r for r in rows if r.get("status") == "ok"]
 check(len(ok) >= 15, f"results.csv: only {len(ok)} successful runs")
 check(not [r for r in rows if r.get("status") == "failed"],
@@ -133,6 +140,43 @@ if os.environ.get("HAVE_RBD_NBD") == "1":
 else:
     check(all(r["status"] == "skipped" for r in nbd_rows),
           "results.csv: rbd-nbd-c1 not skipped without rbd-nbd")
+# the built-in engine: measured wherever it is built, else skipped.
+eng_rows = [r for r in rows if r["kind"] == "engine"]
+check({r["system"] for r in eng_rows} == {"engine-c1", "engine-c2"},
+      "results.csv: engine systems run: " +
+      str(sorted({r["system"] for r in eng_rows})))
+if os.environ.get("HAVE_ENGINE") == "1":
+    for wl in workloads:
+        check(any(r["workload"] == wl and r["system"] == "engine-c1"
+                  for r in ok), f"results.csv: no engine-c1 run of {wl}")
+    check(any(r["system"] == "engine-c2" for r in ok),
+          "results.csv: no engine-c2 run")
+    em = re.search(r"## Built-in engine\n\n.*\n\n(\| workload \|.*\n"
+                   r"\|[-:|]+\|\n(?:\|.*\|\n)+)", md)
+    check(em is not None, "report.md: no 'Built-in engine' section with "
+          "its figures table")
+    et = re.search(r"### Engine targets\n\n\| target \|.*\n\|[-|]+\|\n"
+                   r"((?:\|.*\|\n)+)", md)
+    check(et is not None, "report.md: no engine targets table")
+    if et:
+        erows = et.group(1).splitlines()
+        for r in erows:
+            check(re.search(r"\*\*(MET|MISSED|N/A)\*\* \|$", r) is not None,
+                  f"report.md: engine target row without a verdict: {r}")
+        for t in ("4k randread QD32 IOPS", "4k randwrite QD32 IOPS, layering",
+                  "4k randwrite QD32 IOPS, default features",
+                  "4k randread QD1 mean latency", "server CPU per I/O",
+                  "vs rbd-nbd"):
+            check(t in et.group(1), f"report.md: engine target '{t}' is "
+                  "missing")
+    check(re.search(r"Engine summary: \d+ MET, \d+ MISSED, \d+ N/A\.", md)
+          is not None, "report.md: no engine targets summary line")
+else:
+    check(all(r["status"] == "skipped" for r in eng_rows),
+          "results.csv: engine runs not skipped without rbdx-engine")
+# the layering image: its workload ran on an image without exclusive-lock
+check("--image-feature layering" in md,
+      "report.md: the layering image is not described")
 modes = {r["completion"] for r in ok if r["kind"] == "rbdx"}
 check(modes == {"io_uring", "poll"},
       f"results.csv: rbdx completion modes run: {sorted(modes)}")
@@ -145,7 +189,7 @@ except ValueError as e:
     data = None
 if data is not None:
     for k in ("meta", "config", "runs", "summary", "targets",
-              "skipped_systems"):
+              "engine_targets", "skipped_systems"):
         check(k in data, f"results.json: no '{k}'")
     check(len(data.get("runs", [])) == len(rows),
           "results.json: runs differ from results.csv rows")
