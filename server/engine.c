@@ -47,6 +47,7 @@
 
 #include "cluster.h"
 #include "engine.h"
+#include "fdpass.h"
 
 /* Limits against a runaway or bogus local client (the sockets are mode
  * 0600): open connections, clients answered at once, and how long an
@@ -242,9 +243,6 @@ static bool
 control_message (struct engine *e, int cfd)
 {
   char msg[64], reply[1024], err[512] = "", id[320];
-  union { struct cmsghdr h; char b[CMSG_SPACE (sizeof (int))]; } u;
-  struct iovec iov;
-  struct msghdr mh = { 0 };
   struct rbdx_conn *conn;
   ssize_t n = recv (cfd, msg, sizeof msg - 1, 0);
   int sv[2];
@@ -282,17 +280,7 @@ control_message (struct engine *e, int cfd)
   snprintf (reply, sizeof reply, "OK %" PRIu64 " %u %" PRIu32 " %s",
             export_size (e, conn), (unsigned) rbdx_engine_flags (conn),
             rbdx_request_min_block (), id);
-  iov.iov_base = reply;
-  iov.iov_len = strlen (reply);
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = u.b;
-  mh.msg_controllen = sizeof u.b;
-  CMSG_FIRSTHDR (&mh)->cmsg_level = SOL_SOCKET;
-  CMSG_FIRSTHDR (&mh)->cmsg_type = SCM_RIGHTS;
-  CMSG_FIRSTHDR (&mh)->cmsg_len = CMSG_LEN (sizeof (int));
-  memcpy (CMSG_DATA (CMSG_FIRSTHDR (&mh)), &sv[1], sizeof (int));
-  if (sendmsg (cfd, &mh, MSG_NOSIGNAL) < 0)
+  if (rbdx_send_fd (cfd, reply, sv[1]) < 0)
     rbdx_error ("rbdx-engine: cannot answer the supervisor: %m");
   close (sv[1]);   /* if the supervisor never took it, the connection ends */
   return true;

@@ -28,6 +28,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "negotiate.h"
 
 struct pipe { int from, to; };
@@ -73,9 +74,6 @@ relay (int a, int b)
 static void
 answer (int c, const char *uri)
 {
-  union { struct cmsghdr h; char b[CMSG_SPACE (sizeof (int))]; } u;
-  struct msghdr mh = { 0 };
-  struct iovec iov;
   struct rbdx_export e;
   const char *why = NULL, *id;
   char msg[1024];
@@ -98,17 +96,7 @@ answer (int c, const char *uri)
   id = *e.identity ? e.identity : getenv ("STANDIN_IDENTITY");
   snprintf (msg, sizeof msg, "OK %" PRIu64 " %" PRIu64 " %" PRIu32 " %s",
             e.size, e.flags, e.min_block, id ? id : "");
-  iov.iov_base = msg;
-  iov.iov_len = strlen (msg);
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = u.b;
-  mh.msg_controllen = sizeof u.b;
-  CMSG_FIRSTHDR (&mh)->cmsg_level = SOL_SOCKET;
-  CMSG_FIRSTHDR (&mh)->cmsg_type = SCM_RIGHTS;
-  CMSG_FIRSTHDR (&mh)->cmsg_len = CMSG_LEN (sizeof (int));
-  memcpy (CMSG_DATA (CMSG_FIRSTHDR (&mh)), &sv[1], sizeof sv[1]);
-  sendmsg (c, &mh, MSG_NOSIGNAL);
+  rbdx_send_fd (c, msg, sv[1]);
   close (sv[1]);
 }
 
