@@ -284,6 +284,8 @@ handle (struct econn *ec, const unsigned char *p, size_t avail)
   case NBD_CMD_WRITE_ZEROES: rq->op = RBDX_OP_ZERO; rq->aio.op = RBDX_AIO_ZERO; break;
   default: rq->op = RBDX_OP_READ; rq->aio.op = RBDX_AIO_READ; break;
   }
+  /* In flight from here: the bytes of data moved (none for a flush). */
+  rq->bytes = type == NBD_CMD_FLUSH ? 0 : count;
   account (ec, rq);
   e = protocol_check (ec, type, flags, offset, count);
   if (e) {
@@ -328,11 +330,6 @@ handle (struct econn *ec, const unsigned char *p, size_t avail)
     }
     rq->aio.buf = b;
   }
-  /* In flight: the bytes of data moved (0 for a flush). */
-  pthread_mutex_lock (&ec->lock);
-  rq->bytes = type == NBD_CMD_FLUSH ? 0 : count;
-  ec->inflight_bytes += rq->bytes;
-  pthread_mutex_unlock (&ec->lock);
   dispatch (ec, rq, type, offset, count);
   return used;
 }
