@@ -93,7 +93,7 @@ account (struct econn *ec, struct ereq *rq)
 {
   pthread_mutex_lock (&ec->lock);
   ec->inflight++;
-  ec->inflight_bytes += rq->bytes;
+  ec->inflight_bytes += rq->mem;
   pthread_mutex_unlock (&ec->lock);
 }
 
@@ -284,8 +284,10 @@ handle (struct econn *ec, const unsigned char *p, size_t avail)
   case NBD_CMD_WRITE_ZEROES: rq->op = RBDX_OP_ZERO; rq->aio.op = RBDX_AIO_ZERO; break;
   default: rq->op = RBDX_OP_READ; rq->aio.op = RBDX_AIO_READ; break;
   }
-  /* In flight from here: the bytes of data moved (none for a flush). */
+  /* In flight from here.  Only reads and writes hold a buffer: a trim
+   * or a zero of gigabytes takes no memory and no room. */
   rq->bytes = type == NBD_CMD_FLUSH ? 0 : count;
+  rq->mem = type == NBD_CMD_READ || type == NBD_CMD_WRITE ? count : 0;
   account (ec, rq);
   e = protocol_check (ec, type, flags, offset, count);
   if (e) {

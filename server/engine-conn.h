@@ -47,7 +47,9 @@ struct ereq {
   uint64_t handle;            /* the client's cookie, echoed */
   uint16_t flags;
   uint64_t t0;                /* rbdx_metrics_begin */
-  uint32_t bytes;             /* for the metrics and in-flight count */
+  uint32_t bytes;             /* the request's length, for the metrics */
+  uint32_t mem;               /* its buffer (reads and writes), for the
+                                 in-flight memory limit */
   bool uncounted;             /* refused by the protocol checks: nbdkit
                                  refuses these before the plugin, so the
                                  metrics do not count them either */
@@ -70,7 +72,7 @@ struct econn {
   struct ereq *deferred;
   struct ereq *delayed;       /* waiting for QoS, by due_ns; reader only */
   unsigned inflight;
-  uint64_t inflight_bytes;
+  uint64_t inflight_bytes;    /* sum of mem in flight */
   bool dead;                  /* the socket failed: replies are dropped */
   bool want_wake;             /* the reader waits for requests to end */
   bool closed;                /* fd closed (stop_all must not touch it) */

@@ -67,7 +67,7 @@ static void
 retire (struct econn *ec, struct ereq *rq)
 {
   ec->inflight--;
-  ec->inflight_bytes -= rq->bytes;
+  ec->inflight_bytes -= rq->mem;
 }
 
 /* The end of a request: the reply goes out, or is queued.  Any thread. */
