@@ -27,6 +27,7 @@
  * requests in flight are answered, exit 0.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
@@ -322,6 +323,61 @@ oldstyle_serve (struct engine *e, int fd)
   }
 }
 
+/* prepare() runs in a thread of its own while the main thread waits for
+ * it or for SIGTERM/SIGINT (blocked in every thread, so that only the
+ * signalfd takes them): probing an unreachable cluster can take minutes,
+ * and a stop during it must end the engine (status 1: it never served). */
+struct preparing {
+  struct engine *e;
+  int result;
+  int done[2];                 /* pipe: written when prepare() returned */
+};
+
+static void *
+prepare_thread (void *arg)
+{
+  struct preparing *p = arg;
+  ssize_t w;
+
+  p->result = prepare (p->e);
+  w = write (p->done[1], "x", 1);
+  (void) w;
+  return NULL;
+}
+
+static int
+prepare_or_stop (struct engine *e)
+{
+  struct preparing p = { e, -1, { -1, -1 } };
+  struct pollfd fds[2];
+  sigset_t set;
+  pthread_t t;
+  int sfd;
+
+  sigemptyset (&set);
+  sigaddset (&set, SIGTERM);
+  sigaddset (&set, SIGINT);
+  sfd = signalfd (-1, &set, SFD_CLOEXEC);
+  if (sfd < 0 || pipe2 (p.done, O_CLOEXEC) < 0 ||
+      pthread_create (&t, NULL, prepare_thread, &p) != 0) {
+    rbdx_error ("rbdx-engine: cannot start: %m");
+    return -1;
+  }
+  fds[0] = (struct pollfd) { .fd = sfd, .events = POLLIN };
+  fds[1] = (struct pollfd) { .fd = p.done[0], .events = POLLIN };
+  while (poll (fds, 2, -1) < 0 && errno == EINTR)
+    ;
+  if (!(fds[1].revents & POLLIN)) {
+    rbdx_error ("rbdx-engine: stopped before serving");
+    _exit (1);                 /* the prepare thread is inside librados */
+  }
+  pthread_join (t, NULL);
+  close (p.done[0]);
+  close (p.done[1]);
+  close (sfd);
+  return p.result;
+}
+
 /* One accepted client of the control socket or of the test hook, in
  * its own thread: opening a librbd context may take as long as the
  * cluster does (or forever while it is unreachable), and the main loop
@@ -503,7 +559,7 @@ main (int argc, char **argv)
                 "[@snapshot])");
     return 1;
   }
-  if (prepare (&e) < 0)
+  if (prepare_or_stop (&e) < 0)
     return 1;
   r = serve (&e);
   rbdx_metrics_free ();

@@ -6,6 +6,7 @@
 # nbdcopy, and through its control socket as the supervisor uses it.
 #
 # Asserts:
+#   - SIGTERM while it probes an unreachable cluster: exit 1 at once;
 #   - a wrong image, pool=, an unknown option and a metrics_file= that is
 #     a directory: exit 1 before listening, with a message naming what
 #     was wrong;
@@ -49,6 +50,20 @@ for bad in "rbd/does-not-exist-$$" "pool=rbd" "$img frobnicate=1" "$img metrics_
     *) grep -q "frobnicate" "$d/bad.err" ;;
   esac || fail "'$bad' said: $(cat "$d/bad.err")"
 done
+
+say "SIGTERM while the cluster cannot be reached ends it before serving"
+printf '[client.admin]\n\tkey = AQBRvN1jAAAAABAAvQvH3vGo0LBDU4r2mPw0sw==\n' >"$d/fake.keyring"
+env -u CEPH_CONF "$engine" --oldstyle "$d/x.sock" rbd/x mon_host=127.0.0.1:9 \
+  keyring="$d/fake.keyring" 2>"$d/x.err" &
+xpid=$!
+echo "$xpid" >"$d/x.pid"; echo "$d/x.pid" >>"$_state/pidfiles"
+sleep 2
+kill -0 "$xpid" || fail "the engine did not wait for the unreachable cluster: $(cat "$d/x.err")"
+kill "$xpid"
+rc=0; timeout 20 tail --pid="$xpid" -f /dev/null || fail "SIGTERM did not end the engine while it probed"
+wait "$xpid" || rc=$?
+[ "$rc" -eq 1 ] && grep -q "stopped before serving" "$d/x.err" ||
+  fail "SIGTERM during the probe: exit $rc, $(cat "$d/x.err")"
 
 export D=$d
 serve_engine "$d/e.sock" -- "$img"
