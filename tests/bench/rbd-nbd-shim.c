@@ -168,41 +168,40 @@ open_device(int index)
   return fd;
 }
 
+/* open() and open64() alike: the device becomes a placeholder, every
+ * other path goes to the libc function @name. */
+static int
+open_as(const char *name, const char *path, int flags, mode_t mode)
+{
+  int (*next)(const char *, int, ...) = real(name);
+  int index = nbd_dev_index(path);
+
+  return index >= 0 ? open_device(index) : next(path, flags, mode);
+}
+
 int open64(const char *path, int flags, ...);
 int
 open64(const char *path, int flags, ...)
 {
-  int (*next)(const char *, int, ...) = real("open64");
-  mode_t mode = 0;
-  int index = nbd_dev_index(path);
+  va_list ap;
+  mode_t mode;
 
-  if (flags & (O_CREAT | O_TMPFILE)) {
-    va_list ap;
-    va_start(ap, flags);
-    mode = va_arg(ap, mode_t);
-    va_end(ap);
-  }
-  if (index >= 0)
-    return open_device(index);
-  return next(path, flags, mode);
+  va_start(ap, flags);
+  mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+  va_end(ap);
+  return open_as("open64", path, flags, mode);
 }
 
 int
 open(const char *path, int flags, ...)
 {
-  int (*next)(const char *, int, ...) = real("open");
-  mode_t mode = 0;
-  int index = nbd_dev_index(path);
+  va_list ap;
+  mode_t mode;
 
-  if (flags & (O_CREAT | O_TMPFILE)) {
-    va_list ap;
-    va_start(ap, flags);
-    mode = va_arg(ap, mode_t);
-    va_end(ap);
-  }
-  if (index >= 0)
-    return open_device(index);
-  return next(path, flags, mode);
+  va_start(ap, flags);
+  mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+  va_end(ap);
+  return open_as("open", path, flags, mode);
 }
 
 int
