@@ -7,7 +7,7 @@
 
 #include <rbd/librbd.h>
 
-#include "cluster.h"
+#include "rbdx/cluster.h"
 #include "exports.h"
 
 const char *

@@ -14,7 +14,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "options.h"
+#include "rbdx/options.h"
 
 /** Longest canonical export name, in bytes including the NUL. */
 #define RBDX_EXPORT_MAX (RBDX_SPEC_MAX + 8)

@@ -9,13 +9,13 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "conn.h"
-#include "ctx.h"
-#include "errors.h"
+#include "rbdx/conn.h"
+#include "rbdx/ctx.h"
+#include "rbdx/errors.h"
 #include "io.h"
-#include "metrics.h"
-#include "qos.h"
-#include "request.h"
+#include "rbdx/metrics.h"
+#include "rbdx/qos.h"
+#include "rbdx/request.h"
 
 /* The errno of the request this thread is answering, for the metrics:
  * every error rbdx hands nbdkit goes through set_error. */

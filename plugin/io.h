@@ -21,7 +21,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "options.h"
+#include "rbdx/options.h"
 
 /** nbdkit's .pread, .pwrite, .flush, .trim, .zero and .extents. */
 int rbdx_io_pread (void *handle, void *buf, uint32_t count, uint64_t offset,

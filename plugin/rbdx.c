@@ -33,16 +33,16 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "cluster.h"
-#include "conn.h"
-#include "ctx.h"
-#include "errors.h"
-#include "metrics.h"
+#include "rbdx/cluster.h"
+#include "rbdx/conn.h"
+#include "rbdx/ctx.h"
+#include "rbdx/errors.h"
+#include "rbdx/metrics.h"
 #include "exports.h"
 #include "io.h"
-#include "options.h"
-#include "request.h"
-#include "writer.h"
+#include "rbdx/options.h"
+#include "rbdx/request.h"
+#include "rbdx/writer.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 

@@ -33,12 +33,12 @@
 #include "rbdx/identity.h"
 #include "rbdx/log.h"
 
-#include "conn.h"
-#include "ctx.h"
-#include "errors.h"
-#include "metrics.h"
-#include "options.h"
-#include "qos.h"
-#include "request.h"
+#include "rbdx/conn.h"
+#include "rbdx/ctx.h"
+#include "rbdx/errors.h"
+#include "rbdx/metrics.h"
+#include "rbdx/options.h"
+#include "rbdx/qos.h"
+#include "rbdx/request.h"
 
 #endif /* RBDX_CORE_H */

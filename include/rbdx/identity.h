@@ -8,7 +8,7 @@
  * (pool id, RADOS namespace, image id, snapshot id): pool ids come from
  * rados_ioctx_get_id(3), image ids from rbd_get_id(3), snapshot ids from
  * rbd_snap_get_id(3); rbd_open_by_id(3) opens exactly that image (librbd
- * 16.2, checked on a sandbox cluster: see plugin/DESIGN.md).
+ * 16.2, checked on a sandbox cluster: see server/core/DESIGN.md).
  *
  * Everything rbdx shares between connections (the shared writer, the
  * size file, ...) is keyed by this tuple, never by a name.  Pure data and

@@ -6,7 +6,7 @@
  * hosts: the nbdkit plugin, where these go to nbdkit_vdebug,
  * nbdkit_verror and nbdkit_nanosleep (plugin/host.c), and the mapper's
  * built-in engine, where they go to stderr and nanosleep(2)
- * (server/engine-host.c).  Each host defines all three; the core never
+ * (server/engine/host.c).  Each host defines all three; the core never
  * calls nbdkit directly.
  */
 #ifndef RBDX_LOG_H

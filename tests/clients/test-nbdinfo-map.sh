@@ -11,7 +11,7 @@
 #     its own writes;
 #   - an image without fast-diff (--image-feature layering) is all data.
 # Covers: NBD doc/proto.md "NBD_CMD_BLOCK_STATUS", "base:allocation
-# metadata context"; plugin/rbdx.c rbdx_extents, plugin/ctx.c
+# metadata context"; plugin/rbdx.c rbdx_extents, server/core/ctx.c
 # rbdx_ctx_extents; plugin docs "BLOCK_STATUS".
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/clients/common.sh"

@@ -5,7 +5,7 @@
 # connections (per-connection writers, the shared writer of an
 # exclusive-lock image, and exclusive=true), then stops on SIGTERM (the probe connection made before
 # the fork must leave no librados state behind, or the child hangs in
-# its first librados call: plugin/DESIGN.md "Process model: nbdkit's
+# its first librados call: server/core/DESIGN.md "Process model: nbdkit's
 # fork and librados' threads"); a bad image in daemon mode fails in the
 # foreground with a non-zero exit and no daemon.  (2) completion=poll,
 # io_uring and auto each serve correct I/O with 16 requests in flight

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* libFuzzer harness: the plugin's parameters (plugin/options.h,
- * plugin/options.c).
+/* libFuzzer harness: the plugin's parameters (include/rbdx/options.h,
+ * server/core/options.c).
  *
  * Input: the first byte picks the size of the error buffer (512 as the
  * plugin uses, 24, or 1); the rest is lines, each a parameter as nbdkit
@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "options.h"
+#include "rbdx/options.h"
 
 #define CHECK(cond)                                                     \
   do {                                                                  \

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* libFuzzer harness: image specs (include/rbdx/spec.h, plugin/spec.c).
+/* libFuzzer harness: image specs (include/rbdx/spec.h, server/core/spec.c).
  *
  * Input: "SPEC" parsed with no default pool, or "POOL\nSPEC" parsed with
  * POOL as the default pool when POOL is itself a valid pool name (as

@@ -7,7 +7,7 @@
  * links a size_file= argument to /share/size (which the host's server
  * writes), listens on --control PATH like rbdx-engine, and answers each
  * "CONNECT" with a connection it negotiated with libnbd (the mapper's
- * own server/negotiate.c) to $STANDIN_URI, default
+ * own server/mapper/negotiate.c) to $STANDIN_URI, default
  * nbd://$NBD_HOST:$NBD_PORT/: the host's nbdkit with the plugin, or the
  * host's rbdx-engine through its --oldstyle test hook.  As the real
  * engine, it hands over one end of a socketpair; two threads copy bytes
@@ -28,8 +28,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "fdpass.h"
-#include "negotiate.h"
+#include "common/fdpass.h"
+#include "mapper/negotiate.h"
 
 struct pipe { int from, to; };
 

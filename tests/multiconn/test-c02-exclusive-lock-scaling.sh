@@ -4,7 +4,7 @@
 # features) written by several NBD connections at once.  With the default
 # writers=auto rbdx sends every connection's writes through one
 # lock-owning librbd handle, so its own handles never pass the lock back
-# and forth (about 7-8 ms per hand-over, see plugin/DESIGN.md,
+# and forth (about 7-8 ms per hand-over, see server/core/DESIGN.md,
 # "Exclusive lock, caches and multi-conn").
 #
 # fio (nbd engine), 4 KiB random writes, iodepth 8 per connection: one

@@ -3,7 +3,7 @@
 # FLUSH with nothing to flush (ctx.h rbdx_ctx_flush): with rbd_cache off
 # and no write on a connection since its last flush, rbdx answers FLUSH
 # without calling librbd, because rbd_aio_flush on a handle that does not
-# own the exclusive lock takes the lock (plugin/DESIGN.md,
+# own the exclusive lock takes the lock (server/core/DESIGN.md,
 # "Exclusive lock, caches and multi-conn") - a read-only
 # client's flushes would otherwise pull the lock away from the writer.
 # On a default-feature image with writers=per-connection (each

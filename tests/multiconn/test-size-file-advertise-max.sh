@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # size_file= and advertise_size=max, the plugin side of the rbdx mapper's
-# resize handling (server/README.md): the mapper gives the kernel the size
+# resize handling (server/mapper/README.md): the mapper gives the kernel the size
 # from size_file and needs connections that stay usable when the image
 # grows, since replacing them races nbdkit 1.32's ESHUTDOWN on EOF.
 # Asserts, on a default-feature image (writes through the shared writer):

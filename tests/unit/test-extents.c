@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx unit tests: the extent walker (plugin/extents.h).
+/* rbdx unit tests: the extent walker (include/rbdx/extents.h).
  *
  * Proves that, whatever ranges librbd reports, the extents handed to
  * the callback start exactly at the requested offset, are contiguous,
@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "extents.h"
+#include "rbdx/extents.h"
 
 #define KiB UINT64_C(1024)
 #define MiB (1024 * KiB)

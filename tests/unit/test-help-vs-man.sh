@@ -9,7 +9,7 @@
 #                                also in the page's SYNOPSIS.
 #   test-help-vs-man.sh mapper   every option (-x, --xyz) of
 #                                `build/server/rbdx --help` is an =item of
-#                                OPTIONS in server/rbdx.pod and the other way
+#                                OPTIONS in server/mapper/rbdx.pod and the other way
 #                                round.
 # Compares names only (not value lists or wording).  No cluster needed.
 . "${RBDX_TESTS:-$(dirname "$0")/..}/lib.sh"
@@ -18,7 +18,7 @@ requires python3
 what=${1:?usage: test-help-vs-man.sh plugin|mapper}
 scratch=$(tmpdir)
 
-# Options the mapper's usage text (server/rbdx.c) does not list although
+# Options the mapper's usage text (server/mapper/rbdx.c) does not list although
 # rbdx accepts them and rbdx.pod documents them.  Each entry is a known
 # gap in a file this test cannot fix; remove it once the usage lists it.
 mapper_help_gaps=""
@@ -34,7 +34,7 @@ plugin)
 mapper)
   mapper=${RBDX_MAPPER:-$RBDX_BUILD/server/rbdx}
   [ -x "$mapper" ] || skip "the mapper is not built ($mapper)"
-  pod=$RBDX_TESTS/../server/rbdx.pod
+  pod=$RBDX_TESTS/../server/mapper/rbdx.pod
   "$mapper" --help >"$scratch/help" 2>&1 ||
     fail "$mapper --help failed: $(cat "$scratch/help")"
   ;;

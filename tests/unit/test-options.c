@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx unit tests: nbdkit parameter parsing (plugin/options.h).
+/* rbdx unit tests: nbdkit parameter parsing (include/rbdx/options.h).
  *
  * Proves that rbdx_options_set stores every key (image, conf, id,
  * keyring, mon_host, cluster, completion, ceph.NAME with replacement
@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "options.h"
+#include "rbdx/options.h"
 
 #define ERRLEN 256
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx unit tests: QoS token buckets (plugin/qosbucket.h).
+/* rbdx unit tests: QoS token buckets (include/rbdx/qosbucket.h).
  *
  * Proves, on a simulated clock, that a bucket starts empty, lets at most
  * rate * T tokens through in T seconds whatever the request pattern,
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "qosbucket.h"
+#include "rbdx/qosbucket.h"
 
 #define S 1000000000LL
 

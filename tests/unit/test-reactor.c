@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx unit tests: stress of the completion reactor (plugin/reactor.c).
+/* rbdx unit tests: stress of the completion reactor (server/core/reactor.c).
  *
  * reactor.c is linked against a stub of the four librbd calls it makes
  * (rbd_poll_io_events, rbd_aio_get_arg, rbd_aio_get_return_value,
@@ -46,7 +46,7 @@
 #include <cmocka.h>
 
 #include "rbdx/log.h"
-#include "reactor.h"
+#include "rbdx/reactor.h"
 
 #define WORKERS 40             /* more than reactor.c's POLL_BATCH (32) */
 #define REQUESTS_PER_WORKER 1000

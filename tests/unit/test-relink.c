@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx unit tests: when the supervisor hands the kernel new sockets
- * (server/relink.h).
+ * (server/mapper/relink.h).
  *
  * On a simulated clock: a burst of NBD_CMD_LINK_DEAD events is counted
  * together before anything is sent; never more sockets than the device
@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "relink.h"
+#include "mapper/relink.h"
 
 static void
 test_burst_settles (void **state)

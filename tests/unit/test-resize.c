@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx unit tests: what the supervisor does when the export's size
- * changes (server/resize.h).
+ * changes (server/mapper/resize.h).
  *
  * Image spec (size file): any change is set at once, a missing size is
  * reported.  NBD URI: a shrink is set at once; growth retires exactly the
@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "resize.h"
+#include "mapper/resize.h"
 
 #define GiB (UINT64_C (1) << 30)
 

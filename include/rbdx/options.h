@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx plugin: parsing and validating the nbdkit key=value parameters.
+ *
+ * Pure logic (no librados, no nbdkit calls) so it can be unit tested.
+ * The checks that need Ceph itself (does the option name exist, does
+ * the pool exist) live in cluster.c and ctx.c.
+ */
+#ifndef RBDX_OPTIONS_H
+#define RBDX_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rbdx/spec.h"
+
+/** completion=: what waits on the image's eventfd for completions (see
+ * reactor.h).  Every mode uses librbd's eventfd notification; they differ
+ * only in how a worker sleeps on it (server/core/DESIGN.md, "Completions"). */
+enum rbdx_completion {
+  RBDX_COMPLETION_AUTO = 0,   /**< io_uring when the kernel allows it, else poll(2). */
+  RBDX_COMPLETION_IO_URING,   /**< io_uring only; failing to set it up is an error. */
+  RBDX_COMPLETION_POLL,       /**< blocking poll(2) + read(2) on the eventfd;
+                                   "eventfd" is accepted as an old name. */
+  RBDX_COMPLETION_CALLBACK,   /**< not a keyword: set by the mapper's engine,
+                                   which takes completions in librbd's
+                                   callback (rbdx_ctx_aio) and has no
+                                   eventfd or reactor. */
+};
+
+/** Where writes go when several connections share one image
+ * (see writer.h). */
+enum rbdx_writers {
+  RBDX_WRITERS_AUTO = 0,         /**< shared with exclusive-lock, else per-connection. */
+  RBDX_WRITERS_SHARED,           /**< one lock-owning handle per export. */
+  RBDX_WRITERS_PER_CONNECTION,   /**< every connection writes through its own handle. */
+};
+
+/** One `ceph.NAME=VALUE` parameter, applied with rados_conf_set. */
+struct rbdx_ceph_option {
+  char *name;   /**< Ceph option name without the "ceph." prefix. */
+  char *value;
+};
+
+/** Everything the user configured.  Strings are heap-owned; NULL means
+ * "not given" (the Ceph default applies). */
+/** advertise_size=: the export size told in the NBD handshake. */
+enum rbdx_advertise {
+  RBDX_ADVERTISE_IMAGE = 0,   /**< the image's size (the NBD default). */
+  RBDX_ADVERTISE_MAX,         /**< RBDX_ADVERTISE_MAX_BYTES, for clients that
+                                   take the size from elsewhere (the rbdx mapper
+                                   gives the kernel the real one), so that a
+                                   connection stays usable when the image grows;
+                                   requests past the image's current end still
+                                   fail as usual. */
+};
+
+/** The size advertised with advertise_size=max: the largest multiple of
+ * 4096 that nbdkit's int64_t sizes hold. */
+#define RBDX_ADVERTISE_MAX_BYTES (INT64_MAX & ~(int64_t) 4095)
+
+/** encryption_format=: the LUKS format librbd loads on every context
+ * (rbd_encryption_load; `rbd encryption format` makes such images). */
+enum rbdx_encryption {
+  RBDX_ENCRYPTION_NONE = 0,
+  RBDX_ENCRYPTION_LUKS1,     /**< 512-byte crypto sectors. */
+  RBDX_ENCRYPTION_LUKS2,     /**< 4096-byte crypto sectors (librbd's LUKS2). */
+};
+
+/** The QoS limits librbd knows (rbd_qos_<NAME>_limit, _burst,
+ * _burst_seconds), in the order of rbdx_qos_names. */
+enum rbdx_qos_kind {
+  RBDX_QOS_IOPS, RBDX_QOS_READ_IOPS, RBDX_QOS_WRITE_IOPS,
+  RBDX_QOS_BPS, RBDX_QOS_READ_BPS, RBDX_QOS_WRITE_BPS,
+  RBDX_QOS_N
+};
+
+/** "iops", "read_iops", ... "write_bps": librbd's names without the
+ * rbd_qos_ prefix and _limit suffix. */
+extern const char *const rbdx_qos_names[RBDX_QOS_N];
+
+/** One qos.NAME_limit= / _burst= / _burst_seconds= override. */
+struct rbdx_qos_setting {
+  uint64_t limit;           /**< per second (I/Os or bytes); 0: none. */
+  uint64_t burst;           /**< per second, 0: none. */
+  uint64_t burst_seconds;   /**< seconds. */
+  bool limit_set, burst_set, burst_seconds_set;
+};
+
+struct rbdx_options {
+  struct rbdx_spec spec;      /**< image=; spec.image == NULL until given. */
+  char *image_text;           /**< image= as given (re-read against pool=). */
+  char *pool;                 /**< pool= : serve every image of this pool. */
+  char *pool_ns;              /**< namespace of pool=POOL/NAMESPACE, or NULL. */
+  enum rbdx_writers writers;  /**< writers= */
+  bool writers_set;
+  bool exclusive;             /**< exclusive= : hold the lock, refuse hand-over. */
+  bool exclusive_set;
+  char *conf;                 /**< conf= path to ceph.conf. */
+  char *id;                   /**< id= cephx user without "client.". */
+  char *keyring;              /**< keyring= path. */
+  char *mon_host;             /**< mon_host= monitor address list. */
+  char *cluster;              /**< cluster= cluster name. */
+  struct rbdx_ceph_option *ceph;  /**< ceph.* in the order given. */
+  size_t nceph;
+  enum rbdx_completion completion;  /**< completion= */
+  bool completion_set;
+  char *size_file;            /**< size_file= : where to publish the image size. */
+  enum rbdx_advertise advertise_size;  /**< advertise_size= */
+  bool advertise_size_set;
+  struct rbdx_qos_setting qos[RBDX_QOS_N];  /**< qos.* overrides. */
+  enum rbdx_encryption encryption;  /**< encryption_format= */
+  bool encryption_set;
+  char *passphrase_file;      /**< encryption_passphrase_file= path. */
+  char *passphrase;           /**< its contents, read by rbdx_options_complete;
+                                   never logged; wiped by rbdx_options_free. */
+  size_t passphrase_len;      /**< bytes. */
+  char *metrics_file;         /**< metrics_file= : Prometheus text file. */
+  unsigned metrics_interval;  /**< metrics_interval= seconds, 0: default 5. */
+};
+
+/** Apply one parameter.
+ *
+ * Keys: image, pool, conf, id, keyring, mon_host, cluster, completion
+ * (auto|io_uring|poll, "eventfd" meaning poll), writers
+ * (auto|shared|per-connection), size_file, advertise_size (image|max),
+ * exclusive (true/false, yes/no, on/off, 1/0), qos.NAME_limit,
+ * qos.NAME_burst, qos.NAME_burst_seconds (NAME in rbdx_qos_names; whole
+ * numbers), encryption_format (luks1|luks2), encryption_passphrase_file
+ * and ceph.NAME (repeatable; a later value for the same NAME
+ * replaces the earlier one).  Every other key, an empty value, or a
+ * repeated non-repeatable key is an error.
+ *
+ * @param err  receives a one-line message naming the key and value on
+ *             error, "out of memory" for -ENOMEM (always NUL-terminated
+ *             when errlen > 0, truncated to fit).
+ * @return 0; -EINVAL for bad input (message in @p err); -ENOMEM.
+ * Not thread-safe for the same @p o (nbdkit calls .config serially). */
+int rbdx_options_set (struct rbdx_options *o, const char *key,
+                      const char *value, char *err, size_t errlen);
+
+/** Final checks once every parameter is in: an image or a pool was
+ * given (an image without a pool component is looked up in pool=; an
+ * image in another pool than pool= is an error), conf/keyring paths
+ * name readable regular files, exclusive=true is not combined with
+ * writers=per-connection, size_file= not with pool= and its directory
+ * writable, advertise_size=max only with size_file=, encryption_format=
+ * and encryption_passphrase_file= together (the passphrase file is read
+ * here: at most 64 KiB; like `rbd encryption format`, a final newline is
+ * not part of the passphrase), and an image without a pool component
+ * still fits RBDX_SPEC_MAX with pool= added.
+ * @return 0, -EINVAL with a message in @p err, or -ENOMEM ("out of
+ *         memory" in @p err). */
+int rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen);
+
+/** Parse a size the way Ceph parses its size options (and librbd its
+ * rbd_qos_* values): a whole number with an optional binary suffix K, M,
+ * G, T, P or E (powers of 1024; an "i" and a "B" after it are allowed),
+ * e.g. "1M" = 1048576.  @return 0 with *v set, or -EINVAL (also on
+ * overflow).  Thread-safe. */
+int rbdx_parse_size (const char *text, uint64_t *v);
+
+/** Whether parameter @p key=@p value names a file by a relative path
+ * that the host must make absolute against the directory it was started
+ * in (conf=, keyring=, size_file=, encryption_passphrase_file=,
+ * metrics_file= and the Ceph path options): nbdkit changes to / when it
+ * forks into the background, and the mapper starts its server in /.  A
+ * value holding a $variable is Ceph's to expand and is left alone.
+ * Pure. */
+bool rbdx_options_wants_absolute (const char *key, const char *value);
+
+/** Parse a boolean the way nbdkit does: 1/true/yes/on, 0/false/no/off
+ * (any case).  @return 1, 0, or -EINVAL. */
+int rbdx_parse_bool (const char *value);
+
+/** The cephx id in effect ("admin" when none was given). */
+const char *rbdx_options_id (const struct rbdx_options *o);
+
+/** Release every string and zero @p o. */
+void rbdx_options_free (struct rbdx_options *o);
+
+#endif /* RBDX_OPTIONS_H */

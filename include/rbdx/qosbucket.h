@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx: token buckets for QoS limits shared by every connection of an
+ * image.  Pure logic over a caller-given clock (nanoseconds), unit tested
+ * in tests/unit/test-qosbucket.c; server/core/qos.c adds the lock, the clock
+ * and the sleeping.
+ *
+ * A bucket holds at most `capacity` tokens and gains `rate` tokens per
+ * second.  A request of `cost` tokens reserves them at once (FIFO, so
+ * every waiter gets its turn in order and connections share fairly) and
+ * may proceed once the bucket's balance, after all reservations so far,
+ * is no longer negative.  The state is the single time `full_at` at which
+ * the bucket would be full again: balance(now) = capacity -
+ * rate * max(0, full_at - now).  A new bucket starts empty, so from any
+ * start at most rate * T tokens pass in T seconds.
+ *
+ * librbd's own limits (rbd_qos_*_limit, *_burst, *_burst_seconds; Ceph
+ * 16.2 doc "rbd config ref") have the same meaning: a sustained rate, and
+ * a burst of up to `burst` per second for `burst_seconds`, here a
+ * capacity of burst * burst_seconds tokens (of one second of the rate
+ * when no burst is set).
+ */
+#ifndef RBDX_QOSBUCKET_H
+#define RBDX_QOSBUCKET_H
+
+#include <stdint.h>
+
+struct rbdx_qos_bucket {
+  uint64_t rate;       /**< tokens per second; 0: no limit. */
+  uint64_t capacity;   /**< tokens. */
+  int64_t full_at;     /**< ns on the caller's clock. */
+};
+
+/** Set the limit: @p rate tokens/s, @p burst tokens/s for @p burst_s
+ * seconds (0: no burst).  A new limit starts from an empty bucket.
+ * Not thread-safe (the caller holds its lock). */
+void rbdx_qos_bucket_set (struct rbdx_qos_bucket *b, uint64_t rate,
+                          uint64_t burst, uint64_t burst_s, int64_t now_ns);
+
+/** How long (ns) a request of @p cost tokens arriving at @p now_ns must
+ * wait if it reserves its tokens now; 0 when the bucket has no limit.
+ * Pure: use rbdx_qos_bucket_take to commit. */
+int64_t rbdx_qos_bucket_delay (const struct rbdx_qos_bucket *b,
+                               uint64_t cost, int64_t now_ns);
+
+/** Reserve @p cost tokens at @p now_ns (after rbdx_qos_bucket_delay).
+ * Not thread-safe. */
+void rbdx_qos_bucket_take (struct rbdx_qos_bucket *b, uint64_t cost,
+                           int64_t now_ns);
+
+#endif /* RBDX_QOSBUCKET_H */

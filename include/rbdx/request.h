@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx core: the checks every NBD request passes before it reaches
+ * librbd, shared by the nbdkit plugin's data path (io.c) and the
+ * mapper's built-in engine (server/engine/conn.c), so both answer a
+ * request the same way.
+ *
+ * NBD doc/proto.md: "Block size constraints" (a request over the
+ * maximum or not a multiple of the minimum may be refused with
+ * NBD_EINVAL) and "Error values" (a read or trim past the end is
+ * EINVAL, a write or write-zeroes ENOSPC).
+ */
+#ifndef RBDX_REQUEST_H
+#define RBDX_REQUEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rbdx/ctx.h"
+#include "rbdx/metrics.h"
+#include "rbdx/options.h"
+
+/* Block size constraints.  librbd takes byte-granular requests and does
+ * no read-modify-write of its own, so the minimum is 1 (the crypto
+ * sector with encryption_format=); 4 KiB is what clients should
+ * prefer; the maximum keeps one request well inside nbdkit's 64 MiB
+ * limit and bounds the engine's buffer per request. */
+#define RBDX_MIN_BLOCK   1
+#define RBDX_PREF_BLOCK  4096
+#define RBDX_MAX_BLOCK   (32 * 1024 * 1024)
+
+/** Set the crypto sector from encryption_format= (librbd's LUKS2 uses
+ * 4096-byte sectors, LUKS1 512).  Once, before any request. */
+void rbdx_request_setup (enum rbdx_encryption e);
+
+/** The export's minimum block size, bytes: the crypto sector, else 1. */
+uint32_t rbdx_request_min_block (void);
+
+/** Check a request of @p op over [offset, offset+count) on @p ctx (the
+ * context it will go to), as the image is now (ctx->cur_size).  Writes
+ * a debug line naming the fault.
+ * @param fast_zero  a WRITE_ZEROES with NBD_CMD_FLAG_FAST_ZERO.
+ * @param may_hole   a WRITE_ZEROES without NBD_CMD_FLAG_NO_HOLE.
+ * @return 0; EINVAL (over the maximum block size, not aligned to the
+ *         crypto sector, or a read, trim or block status past the end);
+ *         ENOSPC (a write or write-zeroes past the end); ENOTSUP (a fast
+ *         zero that must write real zeros: NO_HOLE).  Positive errno
+ *         values, as the NBD error.  Thread-safe. */
+int rbdx_request_check (struct rbdx_ctx *ctx, enum rbdx_op op,
+                        uint32_t count, uint64_t offset, bool fast_zero,
+                        bool may_hole);
+
+#endif /* RBDX_REQUEST_H */

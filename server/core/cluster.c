@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx plugin: cluster handles (see cluster.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rbd/librbd.h>
+
+#include "rbdx/cluster.h"
+
+static bool
+user_sets (const struct rbdx_options *o, const char *name)
+{
+  size_t i;
+
+  for (i = 0; i < o->nceph; i++)
+    if (strcmp (o->ceph[i].name, name) == 0)
+      return true;
+  return false;
+}
+
+int
+rbdx_cluster_configure (const struct rbdx_options *o, rados_t *out,
+                        char *err, size_t errlen)
+{
+  char entity[256];
+  rados_t c;
+  size_t i;
+  int r;
+
+  snprintf (entity, sizeof entity, "client.%s", rbdx_options_id (o));
+  r = rados_create2 (&c, o->cluster ? o->cluster : "ceph", entity, 0);
+  if (r < 0) {
+    snprintf (err, errlen, "cannot create a Ceph handle for %s: %s",
+              entity, strerror (-r));
+    return r;
+  }
+
+  r = rados_conf_read_file (c, o->conf);
+  if (r < 0 && o->conf) {
+    snprintf (err, errlen, "conf='%s': cannot parse it as a Ceph "
+              "configuration file: %s", o->conf, strerror (-r));
+    goto fail;
+  }
+  /* Without conf=, a missing default file is fine when mon_host= is
+   * given; rados_connect reports what is still missing. */
+
+  r = rados_conf_parse_env (c, NULL);
+  if (r < 0) {
+    snprintf (err, errlen, "cannot parse $CEPH_ARGS: %s", strerror (-r));
+    goto fail;
+  }
+  if (o->keyring && (r = rados_conf_set (c, "keyring", o->keyring)) < 0) {
+    snprintf (err, errlen, "keyring='%s': %s", o->keyring, strerror (-r));
+    goto fail;
+  }
+  if (o->mon_host && (r = rados_conf_set (c, "mon_host", o->mon_host)) < 0) {
+    snprintf (err, errlen, "mon_host='%s': not a monitor address list: %s",
+              o->mon_host, strerror (-r));
+    goto fail;
+  }
+
+  /* The cache is off so that an acknowledged write is on the OSDs and
+   * visible to every other connection's context (what multi-conn
+   * promises).  The effective value is checked per image after open,
+   * because an image-level setting overrides this. */
+  r = rados_conf_set (c, "rbd_cache", "false");
+  if (r == 0 && !user_sets (o, "client_mount_timeout"))
+    r = rados_conf_set (c, "client_mount_timeout", RBDX_MOUNT_TIMEOUT_S);
+  if (r < 0) {
+    snprintf (err, errlen, "cannot set rbdx's Ceph defaults: %s",
+              strerror (-r));
+    goto fail;
+  }
+
+  for (i = 0; i < o->nceph; i++) {
+    r = rados_conf_set (c, o->ceph[i].name, o->ceph[i].value);
+    if (r == -ENOENT) {
+      snprintf (err, errlen, "ceph.%s: no such Ceph option", o->ceph[i].name);
+      r = -EINVAL;
+      goto fail;
+    }
+    if (r < 0) {
+      snprintf (err, errlen, "ceph.%s='%s': Ceph rejects this value: %s",
+                o->ceph[i].name, o->ceph[i].value, strerror (-r));
+      r = -EINVAL;
+      goto fail;
+    }
+  }
+
+  *out = c;
+  return 0;
+
+fail:
+  rados_shutdown (c);
+  return r;
+}
+
+int
+rbdx_cluster_connect (const struct rbdx_options *o, rados_t *out,
+                      char *err, size_t errlen)
+{
+  char mons[512] = "";
+  const char *hint;
+  rados_t c;
+  int r;
+
+  r = rbdx_cluster_configure (o, &c, err, errlen);
+  if (r < 0)
+    return r;
+
+  r = rados_connect (c);
+  if (r < 0) {
+    if (rados_conf_get (c, "mon_host", mons, sizeof mons) < 0 || !*mons) {
+      snprintf (err, errlen, "cannot connect to Ceph cluster '%s' as "
+                "client.%s: no monitor address (give conf=, mon_host= or "
+                "$CEPH_CONF): %s", o->cluster ? o->cluster : "ceph",
+                rbdx_options_id (o), strerror (-r));
+      rados_shutdown (c);
+      return r;
+    }
+    switch (-r) {
+    case ENOENT:
+      hint = "no key for this id in the keyring, or no keyring found "
+             "(check id= and keyring=)";
+      break;
+    case EACCES: case EPERM:
+      hint = "the cluster refused the key: unknown id, or the keyring "
+             "has no or a wrong key for it (check id= and keyring=)";
+      break;
+    case ETIMEDOUT:
+      hint = "no monitor answered within client_mount_timeout "
+             "(check mon_host= / conf=)";
+      break;
+    default:
+      hint = strerror (-r);
+    }
+    snprintf (err, errlen, "cannot connect to Ceph cluster '%s' as client.%s "
+              "(monitors %s): %s", o->cluster ? o->cluster : "ceph",
+              rbdx_options_id (o), mons, hint);
+    rados_shutdown (c);
+    return r;
+  }
+  *out = c;
+  return 0;
+}
+
+int
+rbdx_cluster_open_pool (rados_t c, const char *pool, const char *ns,
+                        rados_ioctx_t *io, char *err, size_t errlen)
+{
+  rados_ioctx_t ioctx;
+  bool exists = false;
+  int r;
+
+  r = rados_ioctx_create (c, pool, &ioctx);
+  if (r < 0) {
+    snprintf (err, errlen, r == -ENOENT ? "pool '%s' does not exist"
+              : "cannot open pool '%s': %s", pool, strerror (-r));
+    return r;
+  }
+  if (ns) {
+    r = rbd_namespace_exists (ioctx, ns, &exists);
+    if (r < 0 || !exists) {
+      snprintf (err, errlen, "namespace '%s/%s' does not exist%s%s",
+                pool, ns, r < 0 ? ": " : "", r < 0 ? strerror (-r) : "");
+      rados_ioctx_destroy (ioctx);
+      return r < 0 ? r : -ENOENT;
+    }
+    rados_ioctx_set_namespace (ioctx, ns);
+  }
+  *io = ioctx;
+  return 0;
+}

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx plugin: one NBD connection (see conn.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rbdx/log.h"
+
+#include "rbdx/conn.h"
+
+static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rbdx_conn *conns;
+static uint64_t next_serial;       /* conns_lock */
+
+static void
+link_conn (struct rbdx_conn *conn)
+{
+  pthread_mutex_lock (&conns_lock);
+  conn->serial = ++next_serial;
+  conn->prev = NULL;
+  conn->next = conns;
+  if (conns)
+    conns->prev = conn;
+  conns = conn;
+  pthread_mutex_unlock (&conns_lock);
+}
+
+void
+rbdx_conn_close (struct rbdx_conn *conn)
+{
+  pthread_mutex_lock (&conns_lock);
+  rbdx_metrics_retire (conn);      /* counted once: open, or retired */
+  if (conn->prev)
+    conn->prev->next = conn->next;
+  else if (conns == conn)
+    conns = conn->next;
+  if (conn->next)
+    conn->next->prev = conn->prev;
+  pthread_mutex_unlock (&conns_lock);
+  rbdx_writer_put (conn->writer);
+  rbdx_ctx_close (conn->ctx);      /* no update callback after this */
+  rbdx_qos_put (conn->qos);
+  free (conn);
+}
+
+void
+rbdx_conn_foreach (void (*first) (void *),
+                   void (*fn) (const struct rbdx_conn *, void *), void *arg)
+{
+  pthread_mutex_lock (&conns_lock);
+  if (first)
+    first (arg);
+  for (struct rbdx_conn *c = conns; c; c = c->next)
+    fn (c, arg);
+  pthread_mutex_unlock (&conns_lock);
+}
+
+void
+rbdx_conn_close_all (void)
+{
+  while (conns) {
+    rbdx_debug ("rbdx: closing %s left open by nbdkit's shutdown",
+                  conns->ctx->name);
+    rbdx_conn_close (conns);
+  }
+  rbdx_writer_cleanup ();
+}
+
+static const char *
+policy_name (enum rbdx_writers w)
+{
+  return w == RBDX_WRITERS_SHARED ? "shared" : "per-connection";
+}
+
+/* The write policy (writer.h): with exclusive-lock, one lock-owning
+ * handle per image so rbdx's own handles never fight over the lock. */
+static enum rbdx_writers
+policy_of (const struct rbdx_options *o, bool lock)
+{
+  if (o->exclusive)
+    return RBDX_WRITERS_SHARED;
+  if (o->writers == RBDX_WRITERS_AUTO)
+    return lock ? RBDX_WRITERS_SHARED : RBDX_WRITERS_PER_CONNECTION;
+  return o->writers;
+}
+
+static void
+log_open (const struct rbdx_conn *conn, enum rbdx_writers policy)
+{
+  const struct rbdx_ctx *ctx = conn->ctx;
+  char id[256];
+
+  rbdx_ident_format (&ctx->ident, id, sizeof id);
+  rbdx_debug ("rbdx: opened %s (%s) %s, %" PRIu64 " bytes, features 0x%"
+                PRIx64 ", writers=%s, multi-conn %s, rbd_cache %s, "
+                "completions via %s", ctx->name, id,
+                ctx->readonly ? "read-only" : "read-write",
+                ctx->size, ctx->features,
+                ctx->readonly ? "none" : policy_name (policy),
+                conn->multi_conn ? "yes" : "no",
+                ctx->cache_on ? "ON" : "off",
+                !ctx->have_reactor ? "librbd callbacks"
+                : rbdx_reactor_uses_uring (&ctx->reactor) ? "io_uring"
+                : "poll(2)");
+  if (ctx->cache_on)
+    rbdx_debug ("rbdx: %s: rbd_cache is on (image-level or ceph.rbd_cache "
+                  "setting): multi-conn is not advertised", ctx->name);
+}
+
+int
+rbdx_conn_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
+                const struct rbdx_ident *ident, bool readonly,
+                struct rbdx_conn **out, char *err, size_t errlen)
+{
+  struct rbdx_conn *conn;
+  enum rbdx_writers policy;
+  bool lock;
+  int r;
+
+  conn = calloc (1, sizeof *conn);
+  if (!conn) {
+    snprintf (err, errlen, "out of memory");
+    return -ENOMEM;
+  }
+  r = rbdx_ctx_open (o, spec, ident, readonly ? RBDX_CTX_READONLY : 0,
+                     &conn->ctx, err, errlen);
+  if (r == 0)
+    r = rbdx_ctx_check_access (conn->ctx, o, !conn->ctx->readonly, err,
+                               errlen);
+  if (r == 0) {
+    r = rbdx_qos_get (o, &conn->ctx->ident, conn->ctx->image, &conn->qos);
+    if (r < 0)
+      snprintf (err, errlen, "cannot read the QoS settings of '%s': %s",
+                conn->ctx->name, strerror (-r));
+    else
+      atomic_store (&conn->ctx->qos, conn->qos);
+  }
+  if (r < 0)
+    goto fail;
+  conn->wctx = conn->ctx;
+  lock = conn->ctx->features & RBD_FEATURE_EXCLUSIVE_LOCK;
+  policy = policy_of (o, lock);
+  if (!conn->ctx->readonly && policy == RBDX_WRITERS_SHARED) {
+    r = rbdx_writer_get (o, spec, conn->ctx, &conn->writer, err, errlen);
+    if (r < 0)
+      goto fail;
+    conn->wctx = rbdx_writer_ctx (conn->writer);
+  }
+  /* With a cache forced on (rbd_cache, a persistent write-back cache),
+   * writes sit in the writer's cache: reads through another handle would
+   * miss them.  Then the shared writer serves this connection's reads
+   * too, so every connection sees one cache. */
+  conn->rctx = conn->wctx->cache_on ? conn->wctx : conn->ctx;
+
+  /* NBD multi-conn promises that a FLUSH or FUA reply on one connection
+   * makes the data visible on all of them.  It holds when no handle
+   * caches (rbd_cache off: a write is acknowledged once on the OSDs)
+   * and rbdx's handles do not pass the exclusive-lock around; a
+   * read-only export is always safe. */
+  conn->multi_conn = conn->ctx->readonly ||
+    (!conn->ctx->cache_on && !conn->wctx->cache_on &&
+     (policy == RBDX_WRITERS_SHARED || !lock));
+  log_open (conn, policy);
+  link_conn (conn);
+  *out = conn;
+  return 0;
+
+fail:
+  rbdx_ctx_close (conn->ctx);
+  rbdx_qos_put (conn->qos);
+  free (conn);
+  return r;
+}
+
+int
+rbdx_conn_probe (const struct rbdx_options *o, const struct rbdx_spec *spec,
+                 const struct rbdx_ident *ident, char *err, size_t errlen)
+{
+  struct rbdx_ctx *ctx;
+  char id[256];
+  int r;
+
+  r = rbdx_ctx_open (o, spec, ident, RBDX_CTX_READONLY | RBDX_CTX_PROBE,
+                     &ctx, err, errlen);
+  if (r < 0)
+    return r;
+  rbdx_ident_format (&ctx->ident, id, sizeof id);
+  rbdx_debug ("rbdx: %s (%s) is reachable: %" PRIu64 " bytes, features 0x%"
+              PRIx64, ctx->name, id, ctx->size, ctx->features);
+  /* Reading is needed whatever the export; whether writing is allowed
+   * is checked when a connection opens. */
+  r = rbdx_ctx_check_access (ctx, o, false, err, errlen);
+  if (r == 0 && o->exclusive && !spec->snap &&
+      !(ctx->features & RBD_FEATURE_EXCLUSIVE_LOCK)) {
+    snprintf (err, errlen, "exclusive=true: image '%s' has no "
+              "exclusive-lock feature", ctx->name);
+    r = -EINVAL;
+  }
+  rbdx_ctx_close (ctx);
+  return r;
+}

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx core: the requests of a librbd context (see ctx.h): one
+ * prepare/finish pair for both paths, synchronous (waiting through the
+ * reactor) and asynchronous (rbdx_ctx_aio, librbd's callback), and the
+ * allocation map for block status. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "rbdx/ctx.h"
+
+/* Checks and bookkeeping before a request reaches librbd.
+ * @return 0 to submit it; 1 for a flush with nothing to do (the cache is
+ *         off and nothing was written since the last flush: every
+ *         acknowledged write is already on the OSDs); or the request's
+ *         negative result. */
+static int
+prepare (struct rbdx_ctx *ctx, enum rbdx_aio_op op, uint64_t count,
+         uint64_t offset)
+{
+  switch (op) {
+  case RBDX_AIO_READ:
+    if (atomic_load (&ctx->gone))
+      return -ESTALE;
+    if (!rbdx_ctx_inside (ctx, count, offset))
+      return -EINVAL;
+    break;
+  case RBDX_AIO_DISCARD:
+    /* NBD: a trim past the end is EINVAL (a write's is ENOSPC). */
+    if (!rbdx_ctx_inside (ctx, count, offset))
+      return -EINVAL;
+    atomic_store (&ctx->dirty, true);
+    break;
+  case RBDX_AIO_WRITE:
+  case RBDX_AIO_ZERO:
+    /* librbd would silently clip a request that crosses the end. */
+    if (!rbdx_ctx_inside (ctx, count, offset))
+      return -ENOSPC;
+    atomic_store (&ctx->dirty, true);
+    break;
+  case RBDX_AIO_FLUSH:
+    if (!atomic_exchange (&ctx->dirty, false) && !ctx->cache_on)
+      return 1;
+    break;
+  }
+  /* Ceph fails every request of a blocklisted rados_t with
+   * -EBLOCKLISTED (= -ESHUTDOWN on Linux) and the client stays
+   * blocklisted; once seen, nothing more is sent on this context, so no
+   * write can land after the fence. */
+  if (atomic_load (&ctx->fenced))
+    return -ESHUTDOWN;
+  return 0;
+}
+
+/* The request's result from librbd's @p r (bytes for a read, or a
+ * negative errno).  A short read is -EIO, never a partial buffer. */
+static int
+finish (struct rbdx_ctx *ctx, enum rbdx_aio_op op, uint64_t count, ssize_t r)
+{
+  if (r == -ESHUTDOWN)
+    rbdx_ctx_mark_fenced (ctx);
+  if (r < 0) {
+    if (op == RBDX_AIO_FLUSH)
+      atomic_store (&ctx->dirty, true);     /* still owed */
+    return (int) r;
+  }
+  if (op == RBDX_AIO_READ && (uint64_t) r != count)
+    return -EIO;
+  return 0;
+}
+
+/* Queue one request on librbd with completion @p c.  On failure the
+ * request was not queued and librbd will never complete it. */
+static int
+queue (struct rbdx_ctx *ctx, const struct rbdx_aio *a, rbd_completion_t c)
+{
+  switch (a->op) {
+  case RBDX_AIO_READ:
+    return rbd_aio_read (ctx->image, a->offset, a->count, a->buf, c);
+  case RBDX_AIO_WRITE:
+    if (a->fua)
+      return rbd_aio_write2 (ctx->image, a->offset, a->count, a->buf, c,
+                             LIBRADOS_OP_FLAG_FADVISE_FUA);
+    return rbd_aio_write (ctx->image, a->offset, a->count, a->buf, c);
+  case RBDX_AIO_FLUSH:
+    return rbd_aio_flush (ctx->image, c);
+  case RBDX_AIO_DISCARD:
+    return rbd_aio_discard (ctx->image, a->offset, a->count, c);
+  case RBDX_AIO_ZERO:
+    return rbd_aio_write_zeroes (ctx->image, a->offset, a->count, c,
+                                 a->may_hole ? 0
+                                 : RBD_WRITE_ZEROES_FLAG_THICK_PROVISION, 0);
+  }
+  return -EINVAL;
+}
+
+/* Submit one request and wait for its result through the reactor.  The
+ * wait record lives on this stack frame; librbd holds its address until
+ * the reactor has polled the completion, which rbdx_reactor_wait
+ * guarantees before returning. */
+static ssize_t
+submit_wait (struct rbdx_ctx *ctx, const struct rbdx_aio *a)
+{
+  struct rbdx_wait w;
+  rbd_completion_t c;
+  int r;
+
+  rbdx_wait_init (&w);
+  r = rbd_aio_create_completion (&w, NULL, &c);
+  if (r < 0) {
+    pthread_cond_destroy (&w.cond);
+    return r;
+  }
+  r = queue (ctx, a, c);
+  if (r < 0) {
+    rbd_aio_release (c);
+    pthread_cond_destroy (&w.cond);
+    return r;
+  }
+  return rbdx_reactor_wait (&ctx->reactor, &w);
+}
+
+/* The synchronous path: prepare, submit and wait, finish. */
+static int
+run_sync (struct rbdx_ctx *ctx, const struct rbdx_aio *a)
+{
+  int r = prepare (ctx, a->op, a->count, a->offset);
+
+  if (r == 1)
+    return 0;
+  if (r == 0) {
+    if (!ctx->have_reactor)
+      return -EINVAL;           /* RBDX_COMPLETION_CALLBACK: use rbdx_ctx_aio */
+    return finish (ctx, a->op, a->count, submit_wait (ctx, a));
+  }
+  return finish (ctx, a->op, a->count, r);
+}
+
+/* librbd calls this on one of its threads when the request is done. */
+static void
+aio_done (rbd_completion_t c, void *arg)
+{
+  struct rbdx_aio *a = arg;
+  ssize_t r = rbd_aio_get_return_value (c);
+
+  rbd_aio_release (c);
+  a->done (a, finish (a->ctx, a->op, a->count, r));
+}
+
+void
+rbdx_ctx_aio (struct rbdx_ctx *ctx, struct rbdx_aio *a)
+{
+  rbd_completion_t c;
+  int r;
+
+  a->ctx = ctx;
+  r = prepare (ctx, a->op, a->count, a->offset);
+  if (r == 0) {
+    r = rbd_aio_create_completion (a, aio_done, &c);
+    if (r == 0) {
+      r = queue (ctx, a, c);
+      if (r == 0)
+        return;                 /* aio_done will answer */
+      rbd_aio_release (c);
+    }
+  }
+  a->done (a, r == 1 ? 0 : finish (ctx, a->op, a->count, r));
+}
+
+bool
+rbdx_ctx_inside (struct rbdx_ctx *ctx, uint64_t count, uint64_t offset)
+{
+  uint64_t size = atomic_load (&ctx->cur_size);
+  return offset <= size && count <= size - offset;
+}
+
+int
+rbdx_ctx_read (struct rbdx_ctx *ctx, void *buf, uint32_t count,
+               uint64_t offset)
+{
+  struct rbdx_aio a = { .op = RBDX_AIO_READ, .buf = buf, .count = count,
+                        .offset = offset };
+  return run_sync (ctx, &a);
+}
+
+int
+rbdx_ctx_write (struct rbdx_ctx *ctx, const void *buf, uint32_t count,
+                uint64_t offset, bool fua)
+{
+  struct rbdx_aio a = { .op = RBDX_AIO_WRITE, .buf = (void *) buf,
+                        .count = count, .offset = offset, .fua = fua };
+  return run_sync (ctx, &a);
+}
+
+int
+rbdx_ctx_flush (struct rbdx_ctx *ctx)
+{
+  struct rbdx_aio a = { .op = RBDX_AIO_FLUSH };
+  return run_sync (ctx, &a);
+}
+
+int
+rbdx_ctx_discard (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset)
+{
+  struct rbdx_aio a = { .op = RBDX_AIO_DISCARD, .count = count,
+                        .offset = offset };
+  return run_sync (ctx, &a);
+}
+
+int
+rbdx_ctx_zero (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
+               bool may_hole)
+{
+  struct rbdx_aio a = { .op = RBDX_AIO_ZERO, .count = count,
+                        .offset = offset, .may_hole = may_hole };
+  return run_sync (ctx, &a);
+}
+
+bool
+rbdx_ctx_fast_diff_valid (struct rbdx_ctx *ctx)
+{
+  uint64_t flags;
+
+  /* With encryption loaded, librbd 16.2's whole-object diff reports raw
+   * offsets (shifted by the LUKS header): report data instead. */
+  if (!(ctx->features & RBD_FEATURE_FAST_DIFF) || ctx->encrypted)
+    return false;
+  if (rbd_get_flags (ctx->image, &flags) < 0)
+    return false;
+  return !(flags & (RBD_FLAG_FAST_DIFF_INVALID | RBD_FLAG_OBJECT_MAP_INVALID));
+}
+
+static int
+diff_cb (uint64_t offset, size_t length, int exists, void *arg)
+{
+  return rbdx_extent_walk_add (arg, offset, length, exists != 0);
+}
+
+int
+rbdx_ctx_extents (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
+                  rbdx_extent_fn fn, void *arg)
+{
+  struct rbdx_extent_walk w;
+  uint64_t size = atomic_load (&ctx->cur_size);
+  int r;
+
+  if (atomic_load (&ctx->gone))
+    return -ESTALE;
+  if (atomic_load (&ctx->fenced))
+    return -ESHUTDOWN;
+  /* advertise_size=max lets nbdkit pass any offset: bound by the image. */
+  if (offset >= size)
+    return -EINVAL;
+  if (count > size - offset)
+    count = (uint32_t) (size - offset);
+  if (!rbdx_ctx_fast_diff_valid (ctx))
+    return fn (arg, offset, count, false);
+
+  rbdx_extent_walk_init (&w, offset, count, fn, arg);
+  r = rbd_diff_iterate2 (ctx->image, NULL, offset, count, 1, 1, diff_cb, &w);
+  if (r < 0)
+    return r;
+  /* A removal that raced with the walk: do not answer from a map that
+   * may already describe nothing. */
+  if (atomic_load (&ctx->gone))
+    return -ESTALE;
+  return rbdx_extent_walk_finish (&w);
+}

@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx plugin: one connection's librbd context (see ctx.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "rbdx/log.h"
+
+#include "rbdx/cluster.h"
+#include "rbdx/ctx.h"
+#include "rbdx/qos.h"
+#include "rbdx/sizefile.h"
+
+/* The I/O context of the image's pool: by name, or by the pool id of
+ * @ident (a pool renamed since is still the same pool). */
+static int
+open_pool (struct rbdx_ctx *ctx, const struct rbdx_spec *spec,
+           const struct rbdx_ident *ident, char *err, size_t errlen)
+{
+  int r;
+
+  if (!ident)
+    return rbdx_cluster_open_pool (ctx->cluster, spec->pool, spec->ns,
+                                   &ctx->io, err, errlen);
+  r = rados_ioctx_create2 (ctx->cluster, ident->pool_id, &ctx->io);
+  if (r < 0) {
+    snprintf (err, errlen, "cannot open the pool of '%s' (pool id %" PRId64
+              "): %s", ctx->name, ident->pool_id, strerror (-r));
+    return r;
+  }
+  rados_ioctx_set_namespace (ctx->io, *ident->ns ? ident->ns : NULL);
+  return 0;
+}
+
+static bool
+denied (int r)
+{
+  return r == -EPERM || r == -EACCES || r == -EROFS;
+}
+
+/* Open the head: read-write (the handle with the header watch) unless
+ * probing, read-only when the cephx id may not write and the export
+ * is read-only anyway. */
+static int
+open_head (struct rbdx_ctx *ctx, const struct rbdx_spec *spec,
+           const struct rbdx_ident *ident, unsigned flags, bool *rw)
+{
+  int r = -EPERM;
+
+  *rw = !(flags & RBDX_CTX_PROBE);
+  if (*rw) {
+    r = ident ? rbd_open_by_id (ctx->io, ident->image_id, &ctx->image, NULL)
+              : rbd_open (ctx->io, spec->image, &ctx->image, NULL);
+    if (r == 0 || !ctx->readonly || !denied (r))
+      return r;
+    *rw = false;
+  }
+  return ident ? rbd_open_by_id_read_only (ctx->io, ident->image_id,
+                                           &ctx->image, NULL)
+               : rbd_open_read_only (ctx->io, spec->image, &ctx->image, NULL);
+}
+
+/* Record the identity of the open head (pool id, namespace, image id)
+ * and, for a snapshot, move the handle to it by id. */
+static int
+bind_identity (struct rbdx_ctx *ctx, const struct rbdx_spec *spec,
+               const struct rbdx_ident *ident, char *err, size_t errlen)
+{
+  struct rbdx_ident *id = &ctx->ident;
+  int r;
+
+  id->pool_id = rados_ioctx_get_id (ctx->io);
+  if (spec->ns && strlen (spec->ns) > RBDX_NS_MAX) {
+    snprintf (err, errlen, "namespace of '%s' is longer than %d bytes",
+              ctx->name, RBDX_NS_MAX);
+    return -ENAMETOOLONG;
+  }
+  snprintf (id->ns, sizeof id->ns, "%s",
+            ident ? ident->ns : spec->ns ? spec->ns : "");
+  r = rbd_get_id (ctx->image, id->image_id, sizeof id->image_id);
+  if (r < 0) {
+    /* Format 1 images (created before Ceph 0.56 made format 2 the
+     * default) have no id and cannot be renamed in place safely: the
+     * name is the best identity there is. */
+    snprintf (id->image_id, sizeof id->image_id, "name:%s", spec->image);
+  }
+  id->snap_id = RBDX_NOSNAP;
+  if (!spec->snap)
+    return 0;
+
+  if (ident)
+    id->snap_id = ident->snap_id;
+  else if ((r = rbd_snap_get_id (ctx->image, spec->snap, &id->snap_id)) < 0)
+    goto fail;
+  r = rbd_snap_set_by_id (ctx->image, id->snap_id);
+  if (r == 0)
+    return 0;
+fail:
+  if (r == -ENOENT)
+    snprintf (err, errlen, "snapshot '%s' of image '%s/%s%s%s' does not "
+              "exist%s", spec->snap, spec->pool, spec->ns ? spec->ns : "",
+              spec->ns ? "/" : "", spec->image, ident ? " any more" : "");
+  else
+    snprintf (err, errlen, "cannot open snapshot '%s': %s", ctx->name,
+              strerror (-r));
+  return r;
+}
+
+static int
+open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
+            const struct rbdx_spec *spec, const struct rbdx_ident *ident,
+            unsigned flags, bool *rw, char *err, size_t errlen)
+{
+  rbd_image_info_t info;
+  int r;
+
+  r = open_pool (ctx, spec, ident, err, errlen);
+  if (r < 0) {
+    ctx->io = NULL;
+    return r;
+  }
+  r = open_head (ctx, spec, ident, flags, rw);
+  if (r < 0) {
+    ctx->image = NULL;
+    if (r == -ENOENT && ident) {
+      char id[256];
+
+      rbdx_ident_format (ident, id, sizeof id);
+      snprintf (err, errlen, "image '%s' with identity %s does not exist "
+                "(any more)", ctx->name, id);
+    }
+    else if (r == -ENOENT)
+      snprintf (err, errlen, "image '%s' does not exist", ctx->name);
+    else if (r == -EPERM || r == -EACCES)
+      snprintf (err, errlen, "client.%s may not open image '%s' "
+                "(check its cephx caps): %s", rbdx_options_id (o),
+                ctx->name, strerror (-r));
+    else
+      snprintf (err, errlen, "cannot open image '%s': %s",
+                ctx->name, strerror (-r));
+    return r;
+  }
+  r = bind_identity (ctx, spec, ident, err, errlen);
+  if (r < 0)
+    return r;
+  r = rbdx_load_encryption (ctx, o, err, errlen);
+  if (r < 0)
+    return r;
+
+  if ((r = rbd_get_size (ctx->image, &ctx->size)) < 0 ||
+      (r = rbd_get_features (ctx->image, &ctx->features)) < 0 ||
+      (r = rbdx_effective_cache (ctx->image, ctx->name, &ctx->cache_on)) < 0) {
+    snprintf (err, errlen, "cannot read the properties of image '%s': %s",
+              ctx->name, strerror (-r));
+    return r;
+  }
+  ctx->object_size = UINT64_C (1) << 22;
+  if (rbd_stat (ctx->image, &info, sizeof info) == 0)
+    ctx->object_size = UINT64_C (1) << info.order;
+  atomic_store (&ctx->cur_size, ctx->size);
+  return 0;
+}
+
+void
+rbdx_ctx_mark_fenced (struct rbdx_ctx *ctx)
+{
+  if (!atomic_exchange (&ctx->fenced, true))
+    rbdx_error ("rbdx: %s: this Ceph client (instance %" PRIu64 ") was "
+                  "blocklisted: its requests fail with EIO from now on",
+                  ctx->name, rados_get_instance_id (ctx->cluster));
+}
+
+bool
+rbdx_ctx_check_fenced (struct rbdx_ctx *ctx)
+{
+  int owner = 0;
+
+  if (!atomic_load (&ctx->fenced) && ctx->image &&
+      (ctx->features & RBD_FEATURE_EXCLUSIVE_LOCK) &&
+      rbd_is_exclusive_lock_owner (ctx->image, &owner) == -ESHUTDOWN)
+    rbdx_ctx_mark_fenced (ctx);
+  return atomic_load (&ctx->fenced);
+}
+
+/* The snapshot this context serves: still there?  Only -ENOENT from
+ * rbd_snap_get_name (by id) means it was removed; librbd refreshes the
+ * header before answering. */
+static void
+check_snapshot (struct rbdx_ctx *ctx)
+{
+  char name[512];
+  size_t len = sizeof name;
+
+  if (rbd_snap_get_name (ctx->image, ctx->ident.snap_id, name, &len) ==
+      -ENOENT && !atomic_exchange (&ctx->gone, true))
+    rbdx_error ("rbdx: %s: the snapshot was removed: reads and block "
+                  "status on this connection fail with EIO from now on; "
+                  "reconnect to serve a snapshot of that name again",
+                  ctx->name);
+}
+
+/* librbd calls this (on one of its threads) after the image header
+ * changed: a resize or a snapshot removal by another client (the
+ * pattern rbd-nbd uses to follow resizes). */
+static void
+on_update (void *arg)
+{
+  struct rbdx_ctx *ctx = arg;
+  struct rbdx_qos *qos = atomic_load (&ctx->qos);
+  uint64_t size;
+
+  /* `rbd config image set ... rbd_qos_*` is a header update too, and so
+   * is a lock break (`rbd lock rm`), which blocklists the owner. */
+  if (qos)
+    rbdx_qos_refresh (qos, ctx->image);
+  if (ctx->ident.snap_id == RBDX_NOSNAP && !ctx->readonly)
+    rbdx_ctx_check_fenced (ctx);
+  if (ctx->ident.snap_id != RBDX_NOSNAP) {
+    check_snapshot (ctx);
+    return;
+  }
+  if (rbd_get_size (ctx->image, &size) == 0 &&
+      atomic_exchange (&ctx->cur_size, size) != size)
+    rbdx_size_changed (ctx);
+}
+
+static int
+start_reactor (struct rbdx_ctx *ctx, const struct rbdx_options *o,
+               char *err, size_t errlen)
+{
+  int r;
+
+  ctx->efd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (ctx->efd < 0) {
+    r = -errno;
+    snprintf (err, errlen, "eventfd: %s", strerror (errno));
+    return r;
+  }
+  r = rbd_set_image_notification (ctx->image, ctx->efd, EVENT_TYPE_EVENTFD);
+  if (r < 0) {
+    snprintf (err, errlen, "rbd_set_image_notification: %s", strerror (-r));
+    return r;
+  }
+  r = rbdx_reactor_init (&ctx->reactor, ctx->image, ctx->efd, o->completion);
+  if (r < 0) {
+    snprintf (err, errlen, "completion=io_uring: cannot set up io_uring: %s",
+              strerror (-r));
+    return r;
+  }
+  ctx->have_reactor = true;
+  return 0;
+}
+
+int
+rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
+               const struct rbdx_ident *ident, unsigned flags,
+               struct rbdx_ctx **out, char *err, size_t errlen)
+{
+  struct rbdx_ctx *ctx;
+  bool rw = false;
+  size_t n;
+  int r;
+
+  ctx = calloc (1, sizeof *ctx);
+  if (!ctx)
+    return -ENOMEM;
+  ctx->efd = -1;
+  ctx->readonly = (flags & RBDX_CTX_READONLY) || spec->snap;
+  n = rbdx_spec_format (spec, NULL, 0) + 1;
+  ctx->name = malloc (n);
+  if (!ctx->name) {
+    free (ctx);
+    return -ENOMEM;
+  }
+  rbdx_spec_format (spec, ctx->name, n);
+
+  r = rbdx_cluster_connect (o, &ctx->cluster, err, errlen);
+  if (r < 0) {
+    ctx->cluster = NULL;
+    goto fail;
+  }
+  r = open_image (ctx, o, spec, ident, flags, &rw, err, errlen);
+  if (r < 0)
+    goto fail;
+  if (flags & RBDX_CTX_PROBE)
+    goto out;
+  if (o->completion != RBDX_COMPLETION_CALLBACK) {
+    r = start_reactor (ctx, o, err, errlen);
+    if (r < 0)
+      goto fail;
+  }
+
+  /* A read-only handle has no header watch: its update watch would
+   * never fire. */
+  if (rw) {
+    r = rbd_update_watch (ctx->image, &ctx->watch_handle, on_update, ctx);
+    if (r < 0) {
+      snprintf (err, errlen, "rbd_update_watch on '%s': %s", ctx->name,
+                strerror (-r));
+      goto fail;
+    }
+    ctx->watching = true;
+    on_update (ctx);    /* a resize or removal between open and watch */
+    if (ctx->ident.snap_id == RBDX_NOSNAP) {
+      ctx->follows_size = true;
+      ctx->size_file = o->size_file;
+      rbdx_size_register (ctx);
+    }
+  }
+  else if (spec->snap)
+    rbdx_debug ("rbdx: %s: opened read-only (client.%s may not watch the "
+                  "image header): a removal of the snapshot is not noticed",
+                  ctx->name, rbdx_options_id (o));
+
+out:
+  *out = ctx;
+  return 0;
+
+fail:
+  rbdx_ctx_close (ctx);
+  return r;
+}
+
+void
+rbdx_ctx_close (struct rbdx_ctx *ctx)
+{
+  if (!ctx)
+    return;
+  rbdx_size_unregister (ctx);
+  if (ctx->watching)
+    rbd_update_unwatch (ctx->image, ctx->watch_handle);
+  if (ctx->image)
+    rbd_close (ctx->image);      /* waits for librbd's own work */
+  if (ctx->have_reactor)
+    rbdx_reactor_fini (&ctx->reactor);
+  if (ctx->efd >= 0)
+    close (ctx->efd);            /* after rbd_close: librbd may still write it */
+  if (ctx->io)
+    rados_ioctx_destroy (ctx->io);
+  if (ctx->cluster)
+    rados_shutdown (ctx->cluster);
+  free (ctx->name);
+  free (ctx);
+}

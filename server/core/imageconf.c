@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx plugin: what librbd applies to an open image beyond its data: its
+ * effective configuration and its encryption (see ctx.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rbdx/log.h"
+
+#include "rbdx/ctx.h"
+
+int
+rbdx_image_config (rbd_image_t image, rbd_config_option_t **opts, int *n)
+{
+  int max = 0, r;
+
+  r = rbd_config_image_list (image, NULL, &max);
+  if (r < 0 && r != -ERANGE)
+    return r;
+  *opts = calloc (max ? max : 1, sizeof **opts);
+  if (!*opts)
+    return -ENOMEM;
+  r = rbd_config_image_list (image, *opts, &max);
+  if (r < 0) {
+    free (*opts);
+    return r;
+  }
+  *n = max;
+  return 0;
+}
+
+void
+rbdx_image_config_free (rbd_config_option_t *opts, int n)
+{
+  rbd_config_image_list_cleanup (opts, n);
+  free (opts);
+}
+
+/* Read the effective rbd_cache of the open image: an image-level
+ * setting (rbd config image set ...) overrides what rbdx set on the
+ * rados_t, so ask librbd what it uses.  librbd's persistent write-back
+ * cache (rbd_persistent_cache_mode rwl or ssd) lives per handle too. */
+int
+rbdx_effective_cache (rbd_image_t image, const char *name, bool *on)
+{
+  rbd_config_option_t *opts;
+  int max = 0, r, i;
+
+  r = rbdx_image_config (image, &opts, &max);
+  if (r == 0) {
+    *on = false;
+    for (i = 0; i < max; i++) {
+      /* Ceph parses booleans as true/false, yes/no, on/off, 1/0 in any
+       * case, and rbd_config_image_list returns the text as stored. */
+      if (strcmp (opts[i].name, "rbd_cache") == 0 &&
+          rbdx_parse_bool (opts[i].value) != 0) {
+        *on = true;
+        rbdx_debug ("rbdx: %s: rbd_cache is on: no multi-conn", name);
+      }
+      if (strcmp (opts[i].name, "rbd_persistent_cache_mode") == 0 &&
+          strcmp (opts[i].value, "disabled") != 0) {
+        *on = true;
+        rbdx_debug ("rbdx: %s: rbd_persistent_cache_mode=%s (a per-handle "
+                      "write-back cache): no multi-conn", name,
+                      opts[i].value);
+      }
+    }
+    rbdx_image_config_free (opts, max);
+  }
+  return r;
+}
+
+/* encryption_format=: every context, the shared writer's too, loads the
+ * same LUKS key, so each sees the decrypted image (its size without the
+ * LUKS header).  librbd 16.2: -EPERM for a wrong passphrase, -EINVAL for
+ * an image without that format. */
+int
+rbdx_load_encryption (struct rbdx_ctx *ctx, const struct rbdx_options *o,
+                 char *err, size_t errlen)
+{
+  rbd_encryption_luks2_format_options_t luks2 = {
+    RBD_ENCRYPTION_ALGORITHM_AES256, o->passphrase, o->passphrase_len,
+  };
+  rbd_encryption_luks1_format_options_t luks1 = {
+    RBD_ENCRYPTION_ALGORITHM_AES256, o->passphrase, o->passphrase_len,
+  };
+  int r;
+
+  if (o->encryption == RBDX_ENCRYPTION_NONE)
+    return 0;
+  if (o->encryption == RBDX_ENCRYPTION_LUKS2)
+    r = rbd_encryption_load (ctx->image, RBD_ENCRYPTION_FORMAT_LUKS2, &luks2,
+                             sizeof luks2);
+  else
+    r = rbd_encryption_load (ctx->image, RBD_ENCRYPTION_FORMAT_LUKS1, &luks1,
+                             sizeof luks1);
+  if (r == 0) {
+    ctx->encrypted = true;
+    return 0;
+  }
+  if (r == -EPERM)
+    snprintf (err, errlen, "image '%s': the passphrase in "
+              "encryption_passphrase_file='%s' does not open its %s "
+              "header", ctx->name, o->passphrase_file,
+              o->encryption == RBDX_ENCRYPTION_LUKS2 ? "LUKS2" : "LUKS1");
+  else if (r == -EINVAL)
+    snprintf (err, errlen, "image '%s' is not %s-formatted (rbd encryption "
+              "format) or cannot be decrypted here: %s", ctx->name,
+              o->encryption == RBDX_ENCRYPTION_LUKS2 ? "LUKS2" : "LUKS1",
+              strerror (-r));
+  else
+    snprintf (err, errlen, "image '%s': cannot load its encryption: %s",
+              ctx->name, strerror (-r));
+  return r;
+}
+

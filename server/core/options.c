@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx plugin: parameter parsing (see options.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rbdx/options.h"
+
+#define CEPH_PREFIX "ceph."
+
+static int
+set_err (char *err, size_t errlen, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (errlen) {
+    va_start (ap, fmt);
+    vsnprintf (err, errlen, fmt, ap);
+    va_end (ap);
+  }
+  return -EINVAL;
+}
+
+/* Store a copy of value in *slot unless the key was already given. */
+static int
+set_once (char **slot, const char *key, const char *value,
+          char *err, size_t errlen)
+{
+  if (*slot)
+    return set_err (err, errlen, "%s= given twice ('%s' and '%s')",
+                 key, *slot, value);
+  *slot = strdup (value);
+  return *slot ? 0 : -ENOMEM;
+}
+
+static int
+set_ceph (struct rbdx_options *o, const char *name, const char *value,
+          char *err, size_t errlen)
+{
+  struct rbdx_ceph_option *n;
+  char *v;
+  size_t i;
+
+  if (*name == '\0')
+    return set_err (err, errlen, "'ceph.' needs an option name, "
+                 "as in ceph.rados_osd_op_timeout=30");
+  if (strchr (name, ' ') || strchr (name, '.'))
+    return set_err (err, errlen, "ceph.%s: a Ceph option name has no spaces "
+                 "or dots (use underscores, as in ceph.rbd_cache)", name);
+
+  for (i = 0; i < o->nceph; i++) {
+    if (strcmp (o->ceph[i].name, name) == 0) {
+      v = strdup (value);
+      if (!v)
+        return -ENOMEM;
+      free (o->ceph[i].value);
+      o->ceph[i].value = v;
+      return 0;
+    }
+  }
+  n = realloc (o->ceph, (o->nceph + 1) * sizeof *n);
+  if (!n)
+    return -ENOMEM;
+  o->ceph = n;
+  n[o->nceph].name = strdup (name);
+  n[o->nceph].value = strdup (value);
+  if (!n[o->nceph].name || !n[o->nceph].value) {
+    free (n[o->nceph].name);
+    free (n[o->nceph].value);
+    return -ENOMEM;
+  }
+  o->nceph++;
+  return 0;
+}
+
+/* A keyword of an enum-valued parameter.  An alias is accepted but not
+ * offered in error messages. */
+struct keyword {
+  const char *name;
+  int value;
+  bool alias;
+};
+
+static const struct keyword writers_names[] = {
+  { "auto", RBDX_WRITERS_AUTO, false },
+  { "shared", RBDX_WRITERS_SHARED, false },
+  { "per-connection", RBDX_WRITERS_PER_CONNECTION, false },
+  { NULL, 0, false }
+};
+static const struct keyword advertise_names[] = {
+  { "image", RBDX_ADVERTISE_IMAGE, false },
+  { "max", RBDX_ADVERTISE_MAX, false },
+  { NULL, 0, false }
+};
+static const struct keyword encryption_names[] = {
+  { "luks1", RBDX_ENCRYPTION_LUKS1, false },
+  { "luks2", RBDX_ENCRYPTION_LUKS2, false },
+  { NULL, 0, false }
+};
+static const struct keyword completion_names[] = {
+  { "auto", RBDX_COMPLETION_AUTO, false },
+  { "io_uring", RBDX_COMPLETION_IO_URING, false },
+  { "poll", RBDX_COMPLETION_POLL, false },
+  /* The old name: both modes wait on the eventfd, so it named nothing. */
+  { "eventfd", RBDX_COMPLETION_POLL, true },
+  { NULL, 0, false }
+};
+
+/* Set *slot to the value of the keyword named value in names (ended by
+ * a NULL name), once. */
+static int
+set_keyword (const char *key, const char *value,
+             const struct keyword *names, int *slot, bool *set,
+             char *err, size_t errlen)
+{
+  char expected[128] = "";
+  int i, n = 0, shown = 0;
+
+  if (*set)
+    return set_err (err, errlen, "%s= given twice", key);
+  for (i = 0; names[i].name; i++) {
+    if (strcmp (value, names[i].name) == 0) {
+      *slot = names[i].value;
+      *set = true;
+      return 0;
+    }
+    if (!names[i].alias)
+      n++;
+  }
+  for (i = 0; names[i].name; i++) {
+    if (names[i].alias)
+      continue;
+    shown++;
+    snprintf (expected + strlen (expected), sizeof expected - strlen (expected),
+              "%s%s", shown == 1 ? "" : shown < n ? ", " : " or ",
+              names[i].name);
+  }
+  return set_err (err, errlen, "%s='%s': expected %s", key, value, expected);
+}
+
+const char *const rbdx_qos_names[RBDX_QOS_N] = {
+  "iops", "read_iops", "write_iops", "bps", "read_bps", "write_bps",
+};
+
+/* qos.NAME_limit / qos.NAME_burst / qos.NAME_burst_seconds = a
+ * non-negative decimal integer. */
+static int
+set_qos (struct rbdx_options *o, const char *key, const char *value,
+         char *err, size_t errlen)
+{
+  static const char *const parts[] = { "_limit", "_burst", "_burst_seconds" };
+  const char *name = key + 4;
+  struct rbdx_qos_setting *q;
+  uint64_t v;
+  size_t n;
+  int i, p;
+
+  for (i = 0; i < RBDX_QOS_N; i++) {
+    n = strlen (rbdx_qos_names[i]);
+    if (strncmp (name, rbdx_qos_names[i], n) != 0)
+      continue;
+    for (p = 0; p < 3; p++)
+      if (strcmp (name + n, parts[p]) == 0)
+        goto found;
+  }
+  return set_err (err, errlen, "%s: unknown QoS setting (expected qos.NAME_limit, "
+               "qos.NAME_burst or qos.NAME_burst_seconds with NAME one of "
+               "iops, read_iops, write_iops, bps, read_bps, write_bps)", key);
+found:
+  if (rbdx_parse_size (value, &v) < 0 || (p == 2 && v == 0))
+    return set_err (err, errlen, "%s='%s': expected a whole number%s", key, value,
+                 p == 2 ? " of seconds above 0"
+                 : " (0: no limit; K, M, G suffixes as in Ceph)");
+  q = &o->qos[i];
+  if ((p == 0 && q->limit_set) || (p == 1 && q->burst_set) ||
+      (p == 2 && q->burst_seconds_set))
+    return set_err (err, errlen, "%s= given twice", key);
+  if (p == 0)
+    q->limit = v, q->limit_set = true;
+  else if (p == 1)
+    q->burst = v, q->burst_set = true;
+  else
+    q->burst_seconds = v, q->burst_seconds_set = true;
+  return 0;
+}
+
+static int
+options_set (struct rbdx_options *o, const char *key, const char *value,
+             char *err, size_t errlen)
+{
+  const char *why = NULL;
+  int r;
+
+  if (errlen)
+    err[0] = '\0';
+  if (value == NULL || *value == '\0')
+    return set_err (err, errlen, "%s= needs a value", key);
+
+  if (strncmp (key, CEPH_PREFIX, strlen (CEPH_PREFIX)) == 0)
+    return set_ceph (o, key + strlen (CEPH_PREFIX), value, err, errlen);
+  if (strncmp (key, "qos.", 4) == 0)
+    return set_qos (o, key, value, err, errlen);
+
+  if (strcmp (key, "image") == 0) {
+    char *text;
+
+    if (o->spec.image) {
+      char prev[RBDX_SPEC_MAX + 8];
+
+      rbdx_spec_format (&o->spec, prev, sizeof prev);
+      return set_err (err, errlen, "image= given twice ('%s' and '%s')",
+                   prev, value);
+    }
+    text = strdup (value);
+    if (!text)
+      return -ENOMEM;
+    r = rbdx_spec_parse (value, NULL, &o->spec, &why);
+    if (r < 0) {
+      free (text);
+      if (r == -EINVAL)
+        return set_err (err, errlen, "image='%s': %s", value, why);
+      return r;
+    }
+    o->image_text = text;
+    return 0;
+  }
+  if (strcmp (key, "pool") == 0) {
+    const char *slash = strchr (value, '/');
+
+    if (o->pool)
+      return set_err (err, errlen, "pool= given twice");
+    if (strchr (value, '@') || slash == value ||
+        (slash && (slash[1] == '\0' || strchr (slash + 1, '/'))))
+      return set_err (err, errlen, "pool='%s': expected POOL or "
+                   "POOL/NAMESPACE", value);
+    o->pool = slash ? strndup (value, (size_t) (slash - value))
+                    : strdup (value);
+    if (slash)
+      o->pool_ns = strdup (slash + 1);
+    return (!o->pool || (slash && !o->pool_ns)) ? -ENOMEM : 0;
+  }
+  if (strcmp (key, "writers") == 0)
+    return set_keyword (key, value, writers_names, (int *) &o->writers,
+                        &o->writers_set, err, errlen);
+  if (strcmp (key, "exclusive") == 0) {
+    if (o->exclusive_set)
+      return set_err (err, errlen, "exclusive= given twice");
+    r = rbdx_parse_bool (value);
+    if (r < 0)
+      return set_err (err, errlen, "exclusive='%s': expected true or false",
+                   value);
+    o->exclusive = r;
+    o->exclusive_set = true;
+    return 0;
+  }
+  if (strcmp (key, "conf") == 0)
+    return set_once (&o->conf, key, value, err, errlen);
+  if (strcmp (key, "id") == 0) {
+    if (strncmp (value, "client.", 7) == 0)
+      return set_err (err, errlen, "id='%s': give the cephx id without the "
+                   "'client.' prefix (id=%s)", value, value + 7);
+    return set_once (&o->id, key, value, err, errlen);
+  }
+  if (strcmp (key, "keyring") == 0)
+    return set_once (&o->keyring, key, value, err, errlen);
+  if (strcmp (key, "mon_host") == 0)
+    return set_once (&o->mon_host, key, value, err, errlen);
+  if (strcmp (key, "cluster") == 0)
+    return set_once (&o->cluster, key, value, err, errlen);
+  if (strcmp (key, "size_file") == 0) {
+    if (value[0] != '/')
+      return set_err (err, errlen, "size_file='%s': must be an absolute path", value);
+    return set_once (&o->size_file, key, value, err, errlen);
+  }
+  if (strcmp (key, "metrics_file") == 0) {
+    if (value[0] != '/')
+      return set_err (err, errlen, "metrics_file='%s': must be an absolute path",
+                   value);
+    return set_once (&o->metrics_file, key, value, err, errlen);
+  }
+  if (strcmp (key, "metrics_interval") == 0) {
+    uint64_t v;
+    if (o->metrics_interval)
+      return set_err (err, errlen, "metrics_interval= given twice");
+    if (rbdx_parse_size (value, &v) < 0 || v == 0 || v > 3600)
+      return set_err (err, errlen, "metrics_interval='%s': expected seconds, "
+                   "1 to 3600", value);
+    o->metrics_interval = (unsigned) v;
+    return 0;
+  }
+  if (strcmp (key, "encryption_format") == 0)
+    return set_keyword (key, value, encryption_names, (int *) &o->encryption,
+                        &o->encryption_set, err, errlen);
+  if (strcmp (key, "encryption_passphrase_file") == 0)
+    return set_once (&o->passphrase_file, key, value, err, errlen);
+  if (strcmp (key, "advertise_size") == 0)
+    return set_keyword (key, value, advertise_names, (int *) &o->advertise_size,
+                        &o->advertise_size_set, err, errlen);
+  if (strcmp (key, "completion") == 0)
+    return set_keyword (key, value, completion_names, (int *) &o->completion,
+                        &o->completion_set, err, errlen);
+  return set_err (err, errlen, "unknown parameter '%s' (see nbdkit rbdx --help; "
+               "Ceph options are given as ceph.NAME=VALUE)", key);
+}
+
+static int
+check_file (const char *key, const char *path, char *err, size_t errlen)
+{
+  struct stat st;
+
+  if (!path)
+    return 0;
+  if (stat (path, &st) != 0 || access (path, R_OK) != 0)
+    return set_err (err, errlen, "%s='%s': cannot read it: %s",
+                 key, path, strerror (errno));
+  if (!S_ISREG (st.st_mode))
+    return set_err (err, errlen, "%s='%s': not a regular file", key, path);
+  return 0;
+}
+
+/* size_file=PATH: its directory must exist and be writable (the file is
+ * replaced by renaming a temporary file there). */
+static int
+check_dir (const char *key, const char *path, char *err, size_t errlen)
+{
+  char dir[4096];
+  const char *slash;
+  size_t n;
+
+  if (!path)
+    return 0;
+  slash = strrchr (path, '/');
+  n = slash == path ? 1 : (size_t) (slash - path);
+  if (n >= sizeof dir)
+    return set_err (err, errlen, "%s='%s': path too long", key, path);
+  memcpy (dir, path, n);
+  dir[n] = '\0';
+  if (access (dir, W_OK | X_OK) != 0)
+    return set_err (err, errlen, "%s='%s': cannot write in %s: %s",
+                 key, path, dir, strerror (errno));
+  return 0;
+}
+
+int
+rbdx_parse_size (const char *text, uint64_t *v)
+{
+  static const char units[] = "KMGTPE";
+  unsigned long long n;
+  const char *u;
+  char *end;
+  int shift = 0;
+
+  if (!text || *text < '0' || *text > '9')
+    return -EINVAL;
+  errno = 0;
+  n = strtoull (text, &end, 10);
+  if (errno)
+    return -EINVAL;
+  if (*end && (u = strchr (units, *end)) != NULL) {
+    shift = 10 * (int) (u - units + 1);
+    end++;
+    if (*end == 'i')
+      end++;
+    if (*end == 'B')
+      end++;
+  }
+  if (*end || (shift && n > (UINT64_MAX >> shift)))
+    return -EINVAL;
+  *v = (uint64_t) n << shift;
+  return 0;
+}
+
+int
+rbdx_parse_bool (const char *value)
+{
+  static const char *const yes[] = { "1", "true", "yes", "on" };
+  static const char *const no[] = { "0", "false", "no", "off" };
+  size_t i;
+
+  for (i = 0; i < 4; i++) {
+    if (strcasecmp (value, yes[i]) == 0)
+      return 1;
+    if (strcasecmp (value, no[i]) == 0)
+      return 0;
+  }
+  return -EINVAL;
+}
+
+static bool
+same (const char *a, const char *b)
+{
+  return (!a && !b) || (a && b && strcmp (a, b) == 0);
+}
+
+#define PASSPHRASE_MAX 65536
+
+/* Read encryption_passphrase_file= into o->passphrase. */
+static int
+read_passphrase (struct rbdx_options *o, char *err, size_t errlen)
+{
+  const char *key = "encryption_passphrase_file";
+  FILE *f;
+  size_t n;
+  int r;
+
+  r = check_file (key, o->passphrase_file, err, errlen);
+  if (r < 0)
+    return r;
+  o->passphrase = malloc (PASSPHRASE_MAX + 1);
+  if (!o->passphrase)
+    return -ENOMEM;
+  f = fopen (o->passphrase_file, "re");
+  if (!f)
+    return set_err (err, errlen, "%s='%s': %s", key, o->passphrase_file,
+                 strerror (errno));
+  n = fread (o->passphrase, 1, PASSPHRASE_MAX + 1, f);
+  fclose (f);
+  if (n == 0 || n > PASSPHRASE_MAX)
+    return set_err (err, errlen, "%s='%s': %s", key, o->passphrase_file,
+                 n ? "longer than 64 KiB" : "empty");
+  /* `rbd encryption format` drops the file's final newline (checked with
+   * Ceph 16.2.15's rbd: "abc\n" formats with "abc", "abc\ndef\n" with
+   * "abc\ndef"): do the same, so one file serves both. */
+  if (o->passphrase[n - 1] == '\n')
+    n--;
+  o->passphrase_len = n;
+  return 0;
+}
+
+static int
+options_complete (struct rbdx_options *o, char *err, size_t errlen)
+{
+  struct rbdx_spec spec;
+  int r;
+
+  if (errlen)
+    err[0] = '\0';
+  if (!o->spec.image && !o->pool)
+    return set_err (err, errlen, "no image given: use nbdkit rbdx "
+                 "[pool/[namespace/]]image[@snapshot], or pool=POOL to "
+                 "serve every image of a pool");
+  if (o->spec.image && o->pool) {
+    /* "img" means pool=/img; re-read it now that pool= is known (a
+     * long pool= can make "pool/img" too long). */
+    const char *why = NULL;
+
+    r = rbdx_spec_parse (o->image_text, o->pool, &spec, &why);
+    if (r == -EINVAL)
+      return set_err (err, errlen, "image='%s': %s (pool='%s')",
+                   o->image_text, why, o->pool);
+    if (r < 0)
+      return r;
+    rbdx_spec_free (&o->spec);
+    o->spec = spec;
+    if (strchr (o->image_text, '/') == NULL && o->pool_ns) {
+      free (o->spec.ns);
+      o->spec.ns = strdup (o->pool_ns);
+      if (!o->spec.ns)
+        return -ENOMEM;
+    }
+    if (strcmp (o->spec.pool, o->pool) != 0 || !same (o->spec.ns, o->pool_ns))
+      return set_err (err, errlen, "image='%s' is not in pool='%s%s%s'",
+                   o->image_text, o->pool, o->pool_ns ? "/" : "",
+                   o->pool_ns ? o->pool_ns : "");
+  }
+  if (o->exclusive && o->writers == RBDX_WRITERS_PER_CONNECTION)
+    return set_err (err, errlen, "exclusive=true needs one lock owner: it "
+                 "cannot be combined with writers=per-connection");
+  if (o->size_file && o->pool)
+    return set_err (err, errlen, "size_file= holds the size of one image: it "
+                 "cannot be combined with pool=");
+  if (o->advertise_size == RBDX_ADVERTISE_MAX && !o->size_file)
+    return set_err (err, errlen, "advertise_size=max needs size_file=, where "
+                 "clients learn the real size (it is for the rbdx mapper)");
+  r = check_dir ("size_file", o->size_file, err, errlen);
+  if (r == 0)
+    r = check_dir ("metrics_file", o->metrics_file, err, errlen);
+  if (r == 0)
+    r = check_file ("conf", o->conf, err, errlen);
+  if (r == 0)
+    r = check_file ("keyring", o->keyring, err, errlen);
+  if (r == 0 && (o->encryption != RBDX_ENCRYPTION_NONE) != !!o->passphrase_file)
+    return set_err (err, errlen, "encryption_format= and "
+                 "encryption_passphrase_file= go together");
+  if (r == 0 && o->passphrase_file)
+    r = read_passphrase (o, err, errlen);
+  return r;
+}
+
+/* Every error leaves a message, -ENOMEM too. */
+static int
+out_of_memory (int r, char *err, size_t errlen)
+{
+  if (r == -ENOMEM && errlen)
+    snprintf (err, errlen, "out of memory");
+  return r;
+}
+
+int
+rbdx_options_set (struct rbdx_options *o, const char *key, const char *value,
+                  char *err, size_t errlen)
+{
+  return out_of_memory (options_set (o, key, value, err, errlen), err, errlen);
+}
+
+int
+rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen)
+{
+  return out_of_memory (options_complete (o, err, errlen), err, errlen);
+}
+
+const char *
+rbdx_options_id (const struct rbdx_options *o)
+{
+  return o->id ? o->id : "admin";
+}
+
+void
+rbdx_options_free (struct rbdx_options *o)
+{
+  size_t i;
+
+  if (o->passphrase)
+    explicit_bzero (o->passphrase, PASSPHRASE_MAX + 1);
+  free (o->passphrase);
+  free (o->passphrase_file);
+  free (o->metrics_file);
+  rbdx_spec_free (&o->spec);
+  free (o->image_text);
+  free (o->pool);
+  free (o->pool_ns);
+  free (o->conf);
+  free (o->id);
+  free (o->keyring);
+  free (o->mon_host);
+  free (o->cluster);
+  free (o->size_file);
+  for (i = 0; i < o->nceph; i++) {
+    free (o->ceph[i].name);
+    free (o->ceph[i].value);
+  }
+  free (o->ceph);
+  memset (o, 0, sizeof *o);
+}
+
+bool
+rbdx_options_wants_absolute (const char *key, const char *value)
+{
+  static const char *const keys[] = {
+    "conf", "keyring", "size_file", "encryption_passphrase_file",
+    "metrics_file", "ceph.keyring", "ceph.keyfile", "ceph.log_file",
+    "ceph.admin_socket", NULL
+  };
+
+  if (!*value || *value == '/' || strchr (value, '$'))
+    return false;
+  for (size_t i = 0; keys[i]; i++)
+    if (strcmp (key, keys[i]) == 0)
+      return true;
+  return false;
+}

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx plugin: per-image QoS (see qos.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rbdx/log.h"
+
+#include "rbdx/ctx.h"
+#include "rbdx/qos.h"
+#include "rbdx/qosbucket.h"
+
+struct limits {
+  uint64_t limit[RBDX_QOS_N], burst[RBDX_QOS_N], burst_s[RBDX_QOS_N];
+};
+
+struct rbdx_qos {
+  struct rbdx_qos *next;
+  struct rbdx_ident ident;
+  const struct rbdx_options *o;
+  unsigned refs;                   /* table_lock */
+  pthread_mutex_t lock;            /* buckets, cur */
+  struct limits cur;
+  struct rbdx_qos_bucket b[RBDX_QOS_N];
+  atomic_bool limited;             /* any limit: else no lock per request */
+};
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rbdx_qos *table;
+
+static int64_t
+now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The image's effective rbd_qos_* values, then the qos.* overrides. */
+static int
+read_limits (const struct rbdx_options *o, rbd_image_t image, struct limits *l)
+{
+  rbd_config_option_t *opts;
+  int max = 0, r, i, k;
+  char name[64];
+
+  memset (l, 0, sizeof *l);
+  for (k = 0; k < RBDX_QOS_N; k++)
+    l->burst_s[k] = 1;
+  r = rbdx_image_config (image, &opts, &max);
+  if (r < 0)
+    return r;
+  for (i = 0; i < max; i++) {
+    for (k = 0; k < RBDX_QOS_N; k++) {
+      uint64_t v;
+
+      /* Ceph takes "1M" for 1048576 here: parse it as Ceph does.  An
+       * unreadable value limits nothing, as librbd would not start. */
+      if (strncmp (opts[i].name, "rbd_qos_", 8) != 0 ||
+          rbdx_parse_size (opts[i].value, &v) < 0)
+        break;
+      snprintf (name, sizeof name, "rbd_qos_%s_limit", rbdx_qos_names[k]);
+      if (strcmp (opts[i].name, name) == 0)
+        l->limit[k] = v;
+      snprintf (name, sizeof name, "rbd_qos_%s_burst", rbdx_qos_names[k]);
+      if (strcmp (opts[i].name, name) == 0)
+        l->burst[k] = v;
+      snprintf (name, sizeof name, "rbd_qos_%s_burst_seconds",
+                rbdx_qos_names[k]);
+      if (strcmp (opts[i].name, name) == 0 && v)
+        l->burst_s[k] = v;
+    }
+  }
+  rbdx_image_config_free (opts, max);
+  for (k = 0; k < RBDX_QOS_N; k++) {
+    const struct rbdx_qos_setting *s = &o->qos[k];
+    if (s->limit_set)
+      l->limit[k] = s->limit;
+    if (s->burst_set)
+      l->burst[k] = s->burst;
+    if (s->burst_seconds_set)
+      l->burst_s[k] = s->burst_seconds;
+  }
+  return 0;
+}
+
+/* Install @l (call with q->lock held, or before q is shared). */
+static void
+apply (struct rbdx_qos *q, const struct limits *l)
+{
+  char id[256], text[512] = "";
+  bool any = false;
+  int64_t now = now_ns ();
+
+  q->cur = *l;
+  for (int k = 0; k < RBDX_QOS_N; k++) {
+    rbdx_qos_bucket_set (&q->b[k], l->limit[k], l->burst[k], l->burst_s[k],
+                         now);
+    if (l->limit[k]) {
+      any = true;
+      snprintf (text + strlen (text), sizeof text - strlen (text), " %s=%"
+                PRIu64, rbdx_qos_names[k], l->limit[k]);
+    }
+  }
+  atomic_store (&q->limited, any);
+  rbdx_ident_format (&q->ident, id, sizeof id);
+  rbdx_debug ("rbdx: image %s: QoS for all connections:%s", id,
+                any ? text : " none");
+}
+
+int
+rbdx_qos_get (const struct rbdx_options *o, const struct rbdx_ident *ident,
+              rbd_image_t image, struct rbdx_qos **out)
+{
+  struct rbdx_qos *q;
+  struct limits l;
+  int r = 0;
+
+  pthread_mutex_lock (&table_lock);
+  for (q = table; q; q = q->next)
+    if (rbdx_ident_equal (&q->ident, ident))
+      break;
+  if (q) {
+    q->refs++;
+    goto out;
+  }
+  r = read_limits (o, image, &l);
+  if (r < 0)
+    goto out;
+  q = calloc (1, sizeof *q);
+  if (!q) {
+    r = -ENOMEM;
+    goto out;
+  }
+  q->ident = *ident;
+  q->o = o;
+  q->refs = 1;
+  pthread_mutex_init (&q->lock, NULL);
+  apply (q, &l);
+  q->next = table;
+  table = q;
+out:
+  pthread_mutex_unlock (&table_lock);
+  *out = q;
+  return r;
+}
+
+void
+rbdx_qos_put (struct rbdx_qos *q)
+{
+  struct rbdx_qos **p;
+
+  if (!q)
+    return;
+  pthread_mutex_lock (&table_lock);
+  if (--q->refs == 0) {
+    for (p = &table; *p; p = &(*p)->next)
+      if (*p == q) {
+        *p = q->next;
+        break;
+      }
+    pthread_mutex_destroy (&q->lock);
+    free (q);
+  }
+  pthread_mutex_unlock (&table_lock);
+}
+
+void
+rbdx_qos_refresh (struct rbdx_qos *q, rbd_image_t image)
+{
+  struct limits l;
+
+  if (read_limits (q->o, image, &l) < 0)
+    return;
+  pthread_mutex_lock (&q->lock);
+  if (memcmp (&l, &q->cur, sizeof l) != 0)
+    apply (q, &l);
+  pthread_mutex_unlock (&q->lock);
+}
+
+int64_t
+rbdx_qos_reserve (struct rbdx_qos *q, bool write, uint64_t bytes,
+                  _Atomic uint64_t *waited_ns)
+{
+  const int kinds[4] = {
+    RBDX_QOS_IOPS, write ? RBDX_QOS_WRITE_IOPS : RBDX_QOS_READ_IOPS,
+    RBDX_QOS_BPS, write ? RBDX_QOS_WRITE_BPS : RBDX_QOS_READ_BPS,
+  };
+  int64_t now, delay = 0, d;
+  int i;
+
+  if (!q || !atomic_load (&q->limited))
+    return 0;
+  pthread_mutex_lock (&q->lock);
+  now = now_ns ();
+  for (i = 0; i < 4; i++) {
+    uint64_t cost = i < 2 ? 1 : bytes;
+    if (!cost)
+      continue;
+    d = rbdx_qos_bucket_delay (&q->b[kinds[i]], cost, now);
+    if (d > delay)
+      delay = d;
+    rbdx_qos_bucket_take (&q->b[kinds[i]], cost, now);
+  }
+  pthread_mutex_unlock (&q->lock);
+  if (delay <= 0)
+    return 0;
+  if (waited_ns)
+    atomic_fetch_add_explicit (waited_ns, (uint64_t) delay,
+                               memory_order_relaxed);
+  return delay;
+}
+
+int
+rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes,
+               _Atomic uint64_t *waited_ns)
+{
+  int64_t delay = rbdx_qos_reserve (q, write, bytes, waited_ns);
+
+  return delay > 0 ? rbdx_sleep_ns ((uint64_t) delay) : 0;
+}

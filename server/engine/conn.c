@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* server/engine/conn.c: the request side of an engine connection
+ * (engine.h, engine-conn.h).
+ *
+ * A reader thread per connection reads what the socket has, parses every
+ * complete request in its buffer and submits each with rbdx_ctx_aio
+ * (QoS may make it sleep first: back-pressure on this connection only);
+ * the replies are engine-reply.c's.  When the client disconnects, the
+ * socket fails or the engine stops, the reader waits until every request
+ * in flight was answered, then closes the connection.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "econn.h"
+
+/* At the end of a connection: how often the reader looks whether the
+ * engine stopped, and how long a stopping engine keeps replies for a
+ * client that does not read them. */
+#define WAIT_SLICE_MS 100
+#define STOP_GRACE_MS 5000
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct econn *reg;
+static atomic_bool stopping;
+
+bool
+rbdx_engine_stopping (void)
+{
+  return atomic_load (&stopping);
+}
+
+uint16_t
+rbdx_engine_flags (const struct rbdx_conn *conn)
+{
+  uint16_t f = RBDX_NBD_FLAG_HAS_FLAGS | RBDX_NBD_FLAG_SEND_FLUSH;
+
+  /* As nbdkit: a read-only export advertises no FUA, trim or zeroes. */
+  if (conn->ctx->readonly)
+    f |= RBDX_NBD_FLAG_READ_ONLY;
+  else
+    f |= RBDX_NBD_FLAG_SEND_FUA | RBDX_NBD_FLAG_SEND_TRIM |
+         RBDX_NBD_FLAG_SEND_WRITE_ZEROES | RBDX_NBD_FLAG_SEND_FAST_ZERO;
+  if (conn->multi_conn)
+    f |= RBDX_NBD_FLAG_CAN_MULTI_CONN;
+  return f;
+}
+static bool
+read_full (struct econn *ec, unsigned char *buf, size_t len)
+{
+  while (len > 0) {
+    ssize_t n = recv (ec->fd, buf, len, MSG_DONTWAIT);
+    if (n > 0) {
+      buf += n;
+      len -= (size_t) n;
+      continue;
+    }
+    if (n == 0)
+      return false;
+    if (errno == EINTR)
+      continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK)
+      return false;
+    if (!econn_wait_io (ec, true, -1))
+      return false;
+  }
+  return true;
+}
+
+static bool
+room (struct econn *ec)
+{
+  bool ok;
+
+  pthread_mutex_lock (&ec->lock);
+  ok = ec->inflight < MAX_INFLIGHT && ec->inflight_bytes < MAX_INFLIGHT_BYTES;
+  ec->want_wake = !ok;
+  pthread_mutex_unlock (&ec->lock);
+  return ok;
+}
+
+static void
+account (struct econn *ec, struct ereq *rq)
+{
+  pthread_mutex_lock (&ec->lock);
+  ec->inflight++;
+  ec->inflight_bytes += rq->mem;
+  pthread_mutex_unlock (&ec->lock);
+}
+
+static uint64_t
+now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
+}
+
+/* QoS: a request that must wait is kept, in order of its due time, and
+ * submitted by the reader when due; the reader never sleeps, so later
+ * requests (a read behind a throttled write) and replies keep moving. */
+static void
+delay (struct econn *ec, struct ereq *rq, struct rbdx_ctx *ctx, int64_t ns)
+{
+  struct ereq **pp = &ec->delayed;
+
+  rq->target = ctx;
+  rq->due_ns = now_ns () + (uint64_t) ns;
+  while (*pp && (*pp)->due_ns <= rq->due_ns)
+    pp = &(*pp)->next;
+  rq->next = *pp;
+  *pp = rq;
+}
+
+/* Submit the delayed requests that are due (all of them with @p all: the
+ * connection ends, and what was accepted is carried out). */
+static void
+run_due (struct econn *ec, bool all)
+{
+  uint64_t t = ec->delayed ? now_ns () : 0;
+  struct ereq *rq;
+
+  while ((rq = ec->delayed) && (all || rq->due_ns <= t)) {
+    ec->delayed = rq->next;
+    econn_submit (ec, rq, rq->target);
+  }
+}
+
+/* How long the reader may wait before a delayed request is due (ms,
+ * rounded up; -1: none is delayed). */
+static int
+due_ms (const struct econn *ec)
+{
+  uint64_t t;
+
+  if (!ec->delayed)
+    return -1;
+  t = now_ns ();
+  return ec->delayed->due_ns <= t ? 0
+         : (int) ((ec->delayed->due_ns - t + 999999) / 1000000);
+}
+
+/* The checks nbdkit makes before a request reaches the plugin (its
+ * server/protocol.c; NBD doc/proto.md, "Request types" and "Error
+ * values"), for the commands and flags this engine advertises (simple
+ * replies only: no DF, no block status).  Range and block size checks
+ * are request.h's.  @return 0 or the NBD error. */
+static int
+protocol_check (const struct econn *ec, uint16_t type, uint16_t flags,
+                uint64_t offset, uint32_t count)
+{
+  bool ro = ec->conn->ctx->readonly;
+
+  switch (type) {
+  case NBD_CMD_READ: case NBD_CMD_WRITE: case NBD_CMD_TRIM:
+  case NBD_CMD_WRITE_ZEROES:
+    if (count == 0)
+      return type == NBD_CMD_WRITE || type == NBD_CMD_WRITE_ZEROES
+             ? ENOSPC : EINVAL;
+    break;
+  case NBD_CMD_FLUSH:
+    if (offset != 0 || count != 0)
+      return EINVAL;
+    break;
+  default:
+    return EINVAL;            /* not advertised: CACHE, BLOCK_STATUS, ... */
+  }
+  if (flags & ~(NBD_CMD_FLAG_FUA | NBD_CMD_FLAG_NO_HOLE |
+                NBD_CMD_FLAG_FAST_ZERO))
+    return EINVAL;            /* unknown, DF, REQ_ONE */
+  if ((flags & (NBD_CMD_FLAG_NO_HOLE | NBD_CMD_FLAG_FAST_ZERO)) &&
+      type != NBD_CMD_WRITE_ZEROES)
+    return EINVAL;
+  if ((type == NBD_CMD_READ || type == NBD_CMD_WRITE) &&
+      count > RBDX_MAX_BLOCK)
+    return EINVAL;            /* block size constraints: the maximum */
+  if (ro && (type == NBD_CMD_WRITE || type == NBD_CMD_TRIM ||
+             type == NBD_CMD_WRITE_ZEROES))
+    return EPERM;
+  if (ro && (flags & NBD_CMD_FLAG_FUA))
+    return EINVAL;            /* FUA is not advertised read-only */
+  return 0;
+}
+
+/* One request that passed protocol_check; for a write, the payload is
+ * in rq->buf.  Reader thread. */
+static void
+dispatch (struct econn *ec, struct ereq *rq, uint16_t type, uint64_t offset,
+          uint32_t count)
+{
+  struct rbdx_conn *c = ec->conn;
+  bool write = type != NBD_CMD_READ && type != NBD_CMD_FLUSH;
+  struct rbdx_ctx *ctx = type == NBD_CMD_READ ? c->rctx : c->wctx;
+  int64_t wait;
+  int e;
+
+  rq->aio.offset = offset;
+  rq->aio.count = count;
+  rq->aio.fua = rq->flags & NBD_CMD_FLAG_FUA;
+  rq->aio.may_hole = !(rq->flags & NBD_CMD_FLAG_NO_HOLE);
+  if (type == NBD_CMD_FLUSH) {
+    if (c->ctx->readonly)
+      econn_reply (rq, 0);    /* nothing was written */
+    else
+      econn_submit (ec, rq, ctx);
+    return;
+  }
+  e = rbdx_request_check (ctx, rq->op, count, offset,
+                          rq->flags & NBD_CMD_FLAG_FAST_ZERO,
+                          rq->aio.may_hole);
+  if (e) {
+    econn_reply (rq, e);
+    return;
+  }
+  wait = rbdx_qos_reserve (c->qos, write, count, &c->metrics.qos_wait_ns);
+  if (wait > 0 && !rbdx_engine_stopping ())
+    delay (ec, rq, ctx, wait);
+  else
+    econn_submit (ec, rq, ctx);
+}
+
+/* Take @p len bytes of a refused write's payload off the socket: the
+ * @p avail after the header, then the socket.  @return bytes of the
+ * buffer used, or (size_t) -1 when the socket failed. */
+static size_t
+discard (struct econn *ec, size_t len, size_t avail)
+{
+  unsigned char scratch[65536];
+  size_t used = avail < len ? avail : len;
+
+  len -= used;
+  while (len > 0) {
+    size_t n = len < sizeof scratch ? len : sizeof scratch;
+    if (!read_full (ec, scratch, n))
+      return (size_t) -1;
+    len -= n;
+  }
+  return used;
+}
+
+/* Parse one request at @p p (NBD_REQUEST_SIZE bytes).  A write's
+ * payload: the @p avail bytes after the header, then the socket.
+ * @return bytes of @p p consumed, 0 to stop (disconnect, bad magic,
+ * socket failure). */
+static size_t
+handle (struct econn *ec, const unsigned char *p, size_t avail)
+{
+  uint16_t flags = (uint16_t) (p[4] << 8 | p[5]);
+  uint16_t type = (uint16_t) (p[6] << 8 | p[7]);
+  uint64_t handle = get64 (p + 8), offset = get64 (p + 16);
+  uint32_t count = get32 (p + 24);
+  struct ereq *rq;
+  size_t used = NBD_REQUEST_SIZE, have;
+  int e;
+
+  if (get32 (p) != NBD_REQUEST_MAGIC) {
+    rbdx_error ("rbdx: %s: bad request magic 0x%08" PRIx32 ": closing the "
+                "connection", ec->conn->ctx->name, get32 (p));
+    return 0;
+  }
+  if (type == NBD_CMD_DISC)
+    return 0;
+  rq = calloc (1, sizeof *rq);
+  if (!rq)
+    return 0;
+  rq->ec = ec;
+  rq->handle = handle;
+  rq->flags = flags;
+  rq->t0 = rbdx_metrics_begin (&ec->conn->metrics);
+  switch (type) {
+  case NBD_CMD_WRITE: rq->op = RBDX_OP_WRITE; rq->aio.op = RBDX_AIO_WRITE; break;
+  case NBD_CMD_FLUSH: rq->op = RBDX_OP_FLUSH; rq->aio.op = RBDX_AIO_FLUSH; break;
+  case NBD_CMD_TRIM: rq->op = RBDX_OP_TRIM; rq->aio.op = RBDX_AIO_DISCARD; break;
+  case NBD_CMD_WRITE_ZEROES: rq->op = RBDX_OP_ZERO; rq->aio.op = RBDX_AIO_ZERO; break;
+  default: rq->op = RBDX_OP_READ; rq->aio.op = RBDX_AIO_READ; break;
+  }
+  /* In flight from here.  Only reads and writes hold a buffer: a trim
+   * or a zero of gigabytes takes no memory and no room. */
+  rq->bytes = type == NBD_CMD_FLUSH ? 0 : count;
+  rq->mem = type == NBD_CMD_READ || type == NBD_CMD_WRITE ? count : 0;
+  account (ec, rq);
+  e = protocol_check (ec, type, flags, offset, count);
+  if (e) {
+    /* A write's payload is taken off the socket whatever the answer. */
+    if (type == NBD_CMD_WRITE) {
+      size_t d = discard (ec, count, avail);
+      if (d == (size_t) -1) {
+        rq->uncounted = true;
+        econn_reply (rq, e);  /* not sent: the socket failed */
+        return 0;
+      }
+      used += d;
+    }
+    rq->uncounted = true;
+    econn_reply (rq, e);
+    return used;
+  }
+  if (type == NBD_CMD_READ) {
+    rq->buf = malloc (NBD_REPLY_SIZE + (size_t) count);
+    if (!rq->buf) {
+      econn_reply (rq, ENOMEM);
+      return used;
+    }
+    rq->aio.buf = rq->buf + NBD_REPLY_SIZE;
+  }
+  else if (type == NBD_CMD_WRITE) {
+    unsigned char *b = malloc (count);
+
+    have = avail < count ? avail : count;
+    if (!b) {
+      size_t d = discard (ec, count, avail);
+      econn_reply (rq, ENOMEM);
+      return d == (size_t) -1 ? 0 : used + d;
+    }
+    memcpy (b, p + NBD_REQUEST_SIZE, have);
+    used += have;
+    rq->buf = b;
+    if (have < count && !read_full (ec, b + have, count - have)) {
+      rq->uncounted = true;
+      econn_reply (rq, EIO);  /* the client is gone: never sent */
+      return 0;
+    }
+    rq->aio.buf = b;
+  }
+  dispatch (ec, rq, type, offset, count);
+  return used;
+}
+
+/* The reader thread: read, parse, submit; at the end wait until every
+ * request was answered, then close. */
+static void *
+reader (void *arg)
+{
+  struct econn *ec = arg;
+  unsigned char *buf = malloc (RECV_BUF);
+  size_t have = 0, off = 0;
+  bool go = buf != NULL;
+
+  while (go) {
+    ssize_t n;
+
+    run_due (ec, rbdx_engine_stopping ());
+    /* The in-flight limit holds per request, not per buffer: a buffer
+     * may hold thousands of headers.  Delayed requests count. */
+    if (!room (ec)) {
+      go = econn_wait_io (ec, false, due_ms (ec));
+      continue;
+    }
+    if (have - off >= NBD_REQUEST_SIZE) {
+      /* A write's payload is read here whole, so the buffer only ever
+       * holds headers and small payloads. */
+      size_t used = handle (ec, buf + off, have - off - NBD_REQUEST_SIZE);
+      if (used == 0)
+        break;
+      off += used;
+      continue;
+    }
+    memmove (buf, buf + off, have - off);
+    have -= off;
+    off = 0;
+    n = recv (ec->fd, buf + have, RECV_BUF - have, MSG_DONTWAIT);
+    if (n == 0)
+      break;
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        go = econn_wait_io (ec, true, due_ms (ec));
+        continue;
+      }
+      break;
+    }
+    have += (size_t) n;
+  }
+  free (buf);
+  run_due (ec, true);
+
+  /* Let nothing more in, answer what is in flight, then close.  Replies
+   * (queued ones count as in flight) go out while the client reads
+   * them; when the engine stops, a client that reads nothing gets
+   * STOP_GRACE_MS, then its queued replies are dropped.  Requests still
+   * in librbd are always waited for: their buffers are librbd's. */
+  shutdown (ec->fd, SHUT_RD);
+  for (int waited = 0;;) {
+    bool idle, drop = false;
+
+    pthread_mutex_lock (&ec->lock);
+    ec->want_wake = true;
+    idle = ec->inflight == 0 && ec->deferred == NULL;
+    pthread_mutex_unlock (&ec->lock);
+    if (idle)
+      break;
+    if (!econn_wait_io (ec, false, WAIT_SLICE_MS))
+      drop = true;
+    else if (rbdx_engine_stopping () && (waited += WAIT_SLICE_MS) > STOP_GRACE_MS)
+      drop = true;
+    if (drop) {
+      pthread_mutex_lock (&ec->lock);
+      ec->dead = true;
+      pthread_mutex_unlock (&ec->lock);
+      econn_flush_output (ec);      /* drops what was queued */
+    }
+  }
+  econn_flush_output (ec);
+  pthread_mutex_lock (&ec->lock);
+  ec->closed = true;
+  close (ec->fd);
+  pthread_mutex_unlock (&ec->lock);
+  rbdx_conn_close (ec->conn);
+  ec->conn = NULL;
+  atomic_store (&ec->finished, true);
+  return NULL;
+}
+
+unsigned
+rbdx_engine_open_count (void)
+{
+  struct econn *ec;
+  unsigned n = 0;
+
+  pthread_mutex_lock (&reg_lock);
+  for (ec = reg; ec; ec = ec->next)
+    n += !atomic_load (&ec->finished);
+  pthread_mutex_unlock (&reg_lock);
+  return n;
+}
+
+/* Join and free connections whose thread is done; with @p all, wait
+ * for every one. */
+static void
+reap (bool all)
+{
+  struct econn **pp, *ec;
+
+  pthread_mutex_lock (&reg_lock);
+  pp = &reg;
+  while ((ec = *pp)) {
+    if (all || atomic_load (&ec->finished)) {
+      *pp = ec->next;
+      pthread_join (ec->thread, NULL);
+      close (ec->efd);
+      pthread_mutex_destroy (&ec->lock);
+      free (ec);
+    }
+    else
+      pp = &ec->next;
+  }
+  pthread_mutex_unlock (&reg_lock);
+}
+
+int
+rbdx_engine_serve (int fd, struct rbdx_conn *conn)
+{
+  struct econn *ec;
+  int r;
+
+  reap (false);
+  ec = calloc (1, sizeof *ec);
+  if (!ec)
+    return -ENOMEM;
+  ec->fd = fd;
+  ec->conn = conn;
+  ec->efd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (ec->efd < 0) {
+    r = -errno;
+    free (ec);
+    return r;
+  }
+  pthread_mutex_init (&ec->lock, NULL);
+  pthread_mutex_lock (&reg_lock);
+  /* Under reg_lock: stop_all sets stopping under it before it reaps. */
+  r = atomic_load (&stopping) ? -ESHUTDOWN
+      : -pthread_create (&ec->thread, NULL, reader, ec);
+  if (r == 0) {
+    ec->next = reg;
+    reg = ec;
+  }
+  pthread_mutex_unlock (&reg_lock);
+  if (r < 0) {
+    close (ec->efd);
+    pthread_mutex_destroy (&ec->lock);
+    free (ec);
+  }
+  return r;
+}
+
+void
+rbdx_engine_stop_all (void)
+{
+  struct econn *ec;
+
+  pthread_mutex_lock (&reg_lock);
+  atomic_store (&stopping, true);
+  for (ec = reg; ec; ec = ec->next) {
+    pthread_mutex_lock (&ec->lock);
+    if (!ec->closed)
+      shutdown (ec->fd, SHUT_RD);
+    pthread_mutex_unlock (&ec->lock);
+    econn_wake (ec);
+  }
+  pthread_mutex_unlock (&reg_lock);
+  reap (true);
+}

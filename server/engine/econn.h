@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* server/engine/econn.h: the built-in engine's connection, shared by its
+ * request side (engine-conn.c: reading, parsing, submitting) and its
+ * reply side (engine-reply.c: completions, replies, the output queue).
+ * Private to the engine; see engine.h for what it does and why.
+ */
+#ifndef RBDX_SERVER_ENGINE_CONN_H
+#define RBDX_SERVER_ENGINE_CONN_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rbdx/core.h"
+
+/* NBD doc/proto.md, "Request message" and "Simple reply message". */
+#define NBD_REQUEST_MAGIC 0x25609513u
+#define NBD_REPLY_MAGIC   0x67446698u
+#define NBD_REQUEST_SIZE  28
+#define NBD_REPLY_SIZE    16
+enum {
+  NBD_CMD_READ = 0, NBD_CMD_WRITE = 1, NBD_CMD_DISC = 2, NBD_CMD_FLUSH = 3,
+  NBD_CMD_TRIM = 4, NBD_CMD_WRITE_ZEROES = 6,
+};
+#define NBD_CMD_FLAG_FUA       (1 << 0)
+#define NBD_CMD_FLAG_NO_HOLE   (1 << 1)
+#define NBD_CMD_FLAG_DF        (1 << 2)
+#define NBD_CMD_FLAG_REQ_ONE   (1 << 3)
+#define NBD_CMD_FLAG_FAST_ZERO (1 << 4)
+
+#define RECV_BUF (256 * 1024)
+/* In flight per connection before the reader stops reading: the kernel
+ * sends at most its queue depth (128) anyway; this bounds memory when a
+ * client sends large writes. */
+#define MAX_INFLIGHT 256
+#define MAX_INFLIGHT_BYTES (128u * 1024 * 1024)
+
+struct econn;
+
+struct ereq {
+  struct rbdx_aio aio;        /* first: the callback's argument */
+  struct econn *ec;
+  struct ereq *next;          /* output queue or deferred list */
+  enum rbdx_op op;
+  uint64_t handle;            /* the client's cookie, echoed */
+  uint16_t flags;
+  uint64_t t0;                /* rbdx_metrics_begin */
+  uint32_t bytes;             /* the request's length, for the metrics */
+  uint32_t mem;               /* its buffer (reads and writes), for the
+                                 in-flight memory limit */
+  bool uncounted;             /* refused by the protocol checks: nbdkit
+                                 refuses these before the plugin, so the
+                                 metrics do not count them either */
+  uint64_t due_ns;            /* delayed by QoS until then (CLOCK_MONOTONIC) */
+  struct rbdx_ctx *target;    /* where a delayed request goes */
+  unsigned char *out;         /* reply: header (+ data for a read) */
+  size_t out_len, out_off;
+  unsigned char hdr[NBD_REPLY_SIZE];
+  unsigned char *buf;         /* read: out; write: the payload */
+};
+
+struct econn {
+  int fd;
+  int efd;                    /* wakes the reader: output, deferred, done */
+  struct rbdx_conn *conn;
+  pthread_t thread;
+  struct econn *next;         /* registry (lock below) */
+  pthread_mutex_t lock;       /* out queue, deferred, counters, dead */
+  struct ereq *out_head, *out_tail;
+  struct ereq *deferred;
+  struct ereq *delayed;       /* waiting for QoS, by due_ns; reader only */
+  unsigned inflight;
+  uint64_t inflight_bytes;    /* sum of mem in flight */
+  bool dead;                  /* the socket failed: replies are dropped */
+  bool want_wake;             /* the reader waits for requests to end */
+  bool closed;                /* fd closed (stop_all must not touch it) */
+  atomic_bool finished;       /* the thread is done with everything */
+};
+
+/* Big-endian fields of the wire format. */
+static inline void
+put32 (unsigned char *p, uint32_t v)
+{
+  p[0] = v >> 24; p[1] = v >> 16; p[2] = v >> 8; p[3] = v;
+}
+
+static inline void
+put64 (unsigned char *p, uint64_t v)
+{
+  put32 (p, v >> 32);
+  put32 (p + 4, (uint32_t) v);
+}
+
+static inline uint32_t
+get32 (const unsigned char *p)
+{
+  return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 |
+         (uint32_t) p[2] << 8 | p[3];
+}
+
+static inline uint64_t
+get64 (const unsigned char *p)
+{
+  return (uint64_t) get32 (p) << 32 | get32 (p + 4);
+}
+
+/** Wake the reader thread (its eventfd).  Any thread. */
+void econn_wake (struct econn *ec);
+
+/** Free a request and its buffer. */
+void ereq_free (struct ereq *rq);
+
+/** End @p rq: count it, send its simple reply with NBD error
+ * @p nbd_err (0, or a positive errno as the NBD error) and the data of
+ * a successful read, or queue what the socket does not take; it leaves
+ * the in-flight count once its reply is wholly sent.  Never blocks, and
+ * never touches the connection after releasing its lock.  Any thread
+ * (librbd's callback). */
+void econn_reply (struct ereq *rq, int nbd_err);
+
+/** Submit @p rq (its aio filled in) on @p ctx; it ends in econn_reply. */
+void econn_submit (struct econn *ec, struct ereq *rq, struct rbdx_ctx *ctx);
+
+/** Submit the flushes owed for FUA on a cached context.  Reader thread. */
+void econn_run_deferred (struct econn *ec);
+
+/** Write queued replies while the socket takes them (all of them are
+ * dropped once the socket failed).  Reader thread. */
+void econn_flush_output (struct econn *ec);
+
+/** Wait for the socket (readable if @p want_in; writable if output is
+ * queued), the eventfd or @p timeout_ms (-1: no limit), then do the
+ * output and deferred work.  @return false when the socket failed.
+ * Reader thread. */
+bool econn_wait_io (struct econn *ec, bool want_in, int timeout_ms);
+
+#endif

@@ -1,0 +1,568 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* server/engine/engine.c: rbdx-engine, the built-in engine's process (engine.h).
+ *
+ *   rbdx-engine [-v] [--readonly] --control PATH [--oldstyle PATH]
+ *               SPEC [KEY=VALUE...]
+ *
+ * SPEC and KEY=VALUE are the plugin's parameters (nbdkit-rbdx-plugin(1))
+ * for one image; pool= (serving a pool by export name) is the plugin's.
+ * Before it listens, the engine proves the image servable as the plugin
+ * does before serving (rbdx_conn_probe), so a listening control socket
+ * means "ready", and a bad parameter is an exit status 1 naming it.
+ *
+ * Control socket (AF_UNIX, SOCK_SEQPACKET, at PATH, mode 0600): each
+ * message "CONNECT" opens one connection (its own librbd context) on a
+ * fresh socketpair and is answered "OK SIZE FLAGS MIN_BLOCK IDENTITY"
+ * with the client's end of the pair attached (SCM_RIGHTS), or
+ * "ERR ERRNO MESSAGE".  That end is in the transmission phase: the
+ * supervisor hands it to the kernel as it is.
+ *
+ * --oldstyle PATH is a test hook, not an interface: a stream socket
+ * where each connection gets an NBD oldstyle greeting (NBD
+ * doc/proto.md, "Oldstyle negotiation") and is then served, so that the
+ * benchmark and tests can drive the engine with libnbd or fio's nbd
+ * engine, without a kernel.
+ *
+ * SIGTERM or SIGINT: stop accepting, end every connection after its
+ * requests in flight are answered, exit 0.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "rbdx/core.h"
+
+#include "rbdx/cluster.h"
+#include "engine.h"
+#include "common/fdpass.h"
+
+/* Limits against a runaway or bogus local client (the sockets are mode
+ * 0600): open connections, clients answered at once, and how long an
+ * idle control client keeps its thread. */
+#define MAX_CONNS 64
+#define MAX_CLIENTS 32
+#define CONTROL_IDLE_S 30
+
+struct engine {
+  struct rbdx_options opts;
+  struct rbdx_ident pin;
+  bool pinned, readonly;
+  const char *control, *oldstyle;
+};
+
+static void
+usage (FILE *f)
+{
+  fprintf (f, "usage: rbdx-engine [-v] [--readonly] --control PATH "
+           "[--oldstyle PATH] SPEC [KEY=VALUE...]\n");
+}
+
+static int
+set_param (struct engine *e, const char *arg)
+{
+  const char *eq = strchr (arg, '=');
+  char key[128], err[512], cwd[PATH_MAX], *abs = NULL;
+  const char *value;
+  int r;
+
+  if (!eq) {
+    snprintf (key, sizeof key, "image");
+    value = arg;
+  }
+  else {
+    if ((size_t) (eq - arg) >= sizeof key) {
+      rbdx_error ("rbdx-engine: parameter '%s': key too long", arg);
+      return -1;
+    }
+    memcpy (key, arg, (size_t) (eq - arg));
+    key[eq - arg] = '\0';
+    value = eq + 1;
+  }
+  if (strcmp (key, "identity") == 0) {
+    if (e->pinned || rbdx_ident_parse (value, &e->pin) < 0) {
+      rbdx_error ("rbdx-engine: identity='%s': %s", value, e->pinned
+                  ? "given twice" : "expected POOLID/[NAMESPACE/]IMAGEID"
+                  "[@SNAPID]");
+      return -1;
+    }
+    e->pinned = true;
+    return 0;
+  }
+  if (rbdx_options_wants_absolute (key, value)) {
+    if (!getcwd (cwd, sizeof cwd) ||
+        asprintf (&abs, "%s/%s", cwd, value) < 0) {
+      rbdx_error ("rbdx-engine: %s=%s: cannot make the path absolute", key,
+                  value);
+      return -1;
+    }
+    value = abs;
+  }
+  r = rbdx_options_set (&e->opts, key, value, err, sizeof err);
+  free (abs);
+  if (r < 0) {
+    rbdx_error ("rbdx-engine: %s", r == -ENOMEM ? "out of memory" : err);
+    return -1;
+  }
+  return 0;
+}
+
+/* What the plugin checks in .config_complete and .get_ready. */
+static int
+prepare (struct engine *e)
+{
+  char err[512];
+  rados_t c;
+  int r;
+
+  r = rbdx_options_complete (&e->opts, err, sizeof err);
+  if (r < 0) {
+    rbdx_error ("rbdx-engine: %s", r == -ENOMEM ? "out of memory" : err);
+    return -1;
+  }
+  if (e->opts.pool || !e->opts.spec.image) {
+    rbdx_error ("rbdx-engine: serves one image: give SPEC (image=), not "
+                "pool=");
+    return -1;
+  }
+  if (e->pinned && !e->opts.spec.snap != (e->pin.snap_id == RBDX_NOSNAP)) {
+    rbdx_error ("rbdx-engine: identity= must be a snapshot identity "
+                "exactly when SPEC names a snapshot");
+    return -1;
+  }
+  e->opts.completion = RBDX_COMPLETION_CALLBACK;
+  rbdx_request_setup (e->opts.encryption);
+  if (rbdx_cluster_configure (&e->opts, &c, err, sizeof err) < 0) {
+    rbdx_error ("rbdx-engine: %s", err);
+    return -1;
+  }
+  rados_shutdown (c);
+  if (rbdx_conn_probe (&e->opts, &e->opts.spec, e->pinned ? &e->pin : NULL,
+                       err, sizeof err) < 0) {
+    rbdx_error ("rbdx-engine: %s", err);
+    return -1;
+  }
+  if (e->opts.metrics_file) {
+    r = rbdx_metrics_start (e->opts.metrics_file, e->opts.metrics_interval);
+    if (r < 0) {
+      rbdx_error ("rbdx-engine: metrics_file=%s: cannot start its writer: %s",
+                  e->opts.metrics_file, strerror (-r));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int
+listen_on (const char *path, int type)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  int fd;
+
+  if (strlen (path) >= sizeof sa.sun_path) {
+    rbdx_error ("rbdx-engine: socket path too long: %s", path);
+    return -1;
+  }
+  strcpy (sa.sun_path, path);
+  fd = socket (AF_UNIX, type | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    rbdx_error ("rbdx-engine: socket: %m");
+    return -1;
+  }
+  /* Never removes what is there: a live engine's socket, or a file. */
+  if (bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0 ||
+      chmod (path, 0600) < 0 || listen (fd, 64) < 0) {
+    rbdx_error ("rbdx-engine: cannot listen on %s: %m", path);
+    close (fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* The size an export states: with advertise_size=max the largest (the
+ * supervisor follows the real size through size_file=), as the plugin. */
+static uint64_t
+export_size (const struct engine *e, const struct rbdx_conn *conn)
+{
+  if (e->opts.advertise_size == RBDX_ADVERTISE_MAX && conn->ctx->follows_size)
+    return RBDX_ADVERTISE_MAX_BYTES;
+  return conn->ctx->size;
+}
+
+/* Open a connection and serve it on @p fd (taken in every case).
+ * @return the connection or NULL, with a message in @p err. */
+static struct rbdx_conn *
+open_served (struct engine *e, int fd, char *err, size_t errlen)
+{
+  struct rbdx_conn *conn;
+  int r;
+
+  r = rbdx_conn_open (&e->opts, &e->opts.spec, e->pinned ? &e->pin : NULL,
+                      e->readonly, &conn, err, errlen);
+  if (r < 0) {
+    close (fd);
+    return NULL;
+  }
+  r = rbdx_engine_serve (fd, conn);
+  if (r < 0) {
+    snprintf (err, errlen, "cannot start a connection thread: %s",
+              strerror (-r));
+    rbdx_conn_close (conn);
+    close (fd);
+    return NULL;
+  }
+  return conn;
+}
+
+/* Too many open connections for one more (a cap against a runaway or
+ * bogus client: the mapper uses at most 16 per device). */
+static bool
+full (char *err, size_t errlen)
+{
+  if (rbdx_engine_open_count () < MAX_CONNS)
+    return false;
+  snprintf (err, errlen, "%d connections are open: no more", MAX_CONNS);
+  return true;
+}
+
+/* One control message: "CONNECT".  @return false at the client's end
+ * (or after the idle timeout). */
+static bool
+control_message (struct engine *e, int cfd)
+{
+  char msg[64], reply[1024], err[512] = "", id[320];
+  struct rbdx_conn *conn;
+  ssize_t n = recv (cfd, msg, sizeof msg - 1, 0);
+  int sv[2];
+
+  if (n <= 0)
+    return false;
+  msg[n] = '\0';
+  if (strcmp (msg, "CONNECT") != 0) {
+    snprintf (reply, sizeof reply, "ERR %d unknown request", EINVAL);
+    send (cfd, reply, strlen (reply), MSG_NOSIGNAL);
+    return true;
+  }
+  if (full (err, sizeof err)) {
+    snprintf (reply, sizeof reply, "ERR %d %s", EBUSY, err);
+    send (cfd, reply, strlen (reply), MSG_NOSIGNAL);
+    return true;
+  }
+  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+    snprintf (reply, sizeof reply, "ERR %d socketpair: %s", errno,
+              strerror (errno));
+    send (cfd, reply, strlen (reply), MSG_NOSIGNAL);
+    return true;
+  }
+  conn = open_served (e, sv[0], err, sizeof err);
+  if (!conn) {
+    rbdx_error ("rbdx-engine: %s", err);
+    snprintf (reply, sizeof reply, "ERR %d %s", EIO, err);
+    send (cfd, reply, strlen (reply), MSG_NOSIGNAL);
+    close (sv[1]);
+    return true;
+  }
+  /* conn is served now; it is read here only for what it stated at
+   * open, which does not change. */
+  rbdx_ident_format (&conn->ctx->ident, id, sizeof id);
+  snprintf (reply, sizeof reply, "OK %" PRIu64 " %u %" PRIu32 " %s",
+            export_size (e, conn), (unsigned) rbdx_engine_flags (conn),
+            rbdx_request_min_block (), id);
+  if (rbdx_send_fd (cfd, reply, sv[1]) < 0)
+    rbdx_error ("rbdx-engine: cannot answer the supervisor: %m");
+  close (sv[1]);   /* if the supervisor never took it, the connection ends */
+  return true;
+}
+
+/* The test hook: an oldstyle greeting, then transmission. */
+static void
+oldstyle_serve (struct engine *e, int fd)
+{
+  unsigned char g[152] = "NBDMAGIC";
+  char err[512];
+  struct rbdx_conn *conn;
+  uint64_t magic = 0x00420281861253ULL, size;
+  int i;
+
+  if (full (err, sizeof err)) {
+    rbdx_error ("rbdx-engine: %s", err);
+    close (fd);
+    return;
+  }
+  if (rbdx_conn_open (&e->opts, &e->opts.spec, e->pinned ? &e->pin : NULL,
+                      e->readonly, &conn, err, sizeof err) < 0) {
+    rbdx_error ("rbdx-engine: %s", err);
+    close (fd);
+    return;
+  }
+  size = export_size (e, conn);
+  for (i = 0; i < 8; i++) {
+    g[8 + i] = (unsigned char) (magic >> (56 - 8 * i));
+    g[16 + i] = (unsigned char) (size >> (56 - 8 * i));
+  }
+  /* 32 bits of flags: the transmission flags in the low 16. */
+  g[26] = (unsigned char) (rbdx_engine_flags (conn) >> 8);
+  g[27] = (unsigned char) rbdx_engine_flags (conn);
+  if (send (fd, g, sizeof g, MSG_NOSIGNAL) != (ssize_t) sizeof g ||
+      rbdx_engine_serve (fd, conn) < 0) {
+    rbdx_conn_close (conn);
+    close (fd);
+  }
+}
+
+/* prepare() runs in a thread of its own while the main thread waits for
+ * it or for SIGTERM/SIGINT (blocked in every thread, so that only the
+ * signalfd takes them): probing an unreachable cluster can take minutes,
+ * and a stop during it must end the engine (status 1: it never served). */
+struct preparing {
+  struct engine *e;
+  int result;
+  int done[2];                 /* pipe: written when prepare() returned */
+};
+
+static void *
+prepare_thread (void *arg)
+{
+  struct preparing *p = arg;
+  ssize_t w;
+
+  p->result = prepare (p->e);
+  w = write (p->done[1], "x", 1);
+  (void) w;
+  return NULL;
+}
+
+static int
+prepare_or_stop (struct engine *e)
+{
+  struct preparing p = { e, -1, { -1, -1 } };
+  struct pollfd fds[2];
+  sigset_t set;
+  pthread_t t;
+  int sfd;
+
+  sigemptyset (&set);
+  sigaddset (&set, SIGTERM);
+  sigaddset (&set, SIGINT);
+  sfd = signalfd (-1, &set, SFD_CLOEXEC);
+  if (sfd < 0 || pipe2 (p.done, O_CLOEXEC) < 0 ||
+      pthread_create (&t, NULL, prepare_thread, &p) != 0) {
+    rbdx_error ("rbdx-engine: cannot start: %m");
+    return -1;
+  }
+  fds[0] = (struct pollfd) { .fd = sfd, .events = POLLIN };
+  fds[1] = (struct pollfd) { .fd = p.done[0], .events = POLLIN };
+  while (poll (fds, 2, -1) < 0 && errno == EINTR)
+    ;
+  if (!(fds[1].revents & POLLIN)) {
+    rbdx_error ("rbdx-engine: stopped before serving");
+    _exit (1);                 /* the prepare thread is inside librados */
+  }
+  pthread_join (t, NULL);
+  close (p.done[0]);
+  close (p.done[1]);
+  close (sfd);
+  return p.result;
+}
+
+/* One accepted client of the control socket or of the test hook, in
+ * its own thread: opening a librbd context may take as long as the
+ * cluster does (or forever while it is unreachable), and the main loop
+ * must keep answering signals and other clients meanwhile. */
+struct client {
+  struct engine *e;
+  int fd;
+  bool control;
+};
+
+static atomic_int clients;     /* client threads running */
+
+static void *
+client_thread (void *arg)
+{
+  struct client *c = arg;
+
+  if (c->control) {
+    /* An idle control client does not keep its thread for ever. */
+    struct timeval tv = { CONTROL_IDLE_S, 0 };
+    setsockopt (c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    while (control_message (c->e, c->fd))
+      ;
+    close (c->fd);
+  }
+  else
+    oldstyle_serve (c->e, c->fd);
+  free (c);
+  atomic_fetch_sub (&clients, 1);
+  return NULL;
+}
+
+static void
+accept_client (struct engine *e, int lfd, bool control)
+{
+  struct client *c;
+  pthread_attr_t attr;
+  pthread_t t;
+  int fd = accept4 (lfd, NULL, NULL, SOCK_CLOEXEC);
+
+  if (fd < 0)
+    return;
+  c = malloc (sizeof *c);
+  if (!c || atomic_load (&clients) >= MAX_CLIENTS) {
+    rbdx_error ("rbdx-engine: %d clients are being answered: one refused",
+                MAX_CLIENTS);
+    free (c);
+    close (fd);
+    return;
+  }
+  *c = (struct client) { e, fd, control };
+  atomic_fetch_add (&clients, 1);
+  pthread_attr_init (&attr);
+  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+  if (pthread_create (&t, &attr, client_thread, c) != 0) {
+    atomic_fetch_sub (&clients, 1);
+    free (c);
+    close (fd);
+  }
+  pthread_attr_destroy (&attr);
+}
+
+static int
+serve (struct engine *e)
+{
+  int cfd = -1, ofd = -1, sfd;
+  sigset_t set;
+
+  sigemptyset (&set);
+  sigaddset (&set, SIGTERM);
+  sigaddset (&set, SIGINT);
+  sfd = signalfd (-1, &set, SFD_CLOEXEC);
+  if (sfd < 0) {
+    rbdx_error ("rbdx-engine: signalfd: %m");
+    return 1;
+  }
+  if (e->control && (cfd = listen_on (e->control, SOCK_SEQPACKET)) < 0)
+    return 1;
+  if (e->oldstyle && (ofd = listen_on (e->oldstyle, SOCK_STREAM)) < 0)
+    return 1;
+  rbdx_debug ("rbdx-engine: serving %s", e->opts.spec.image);
+
+  for (;;) {
+    struct pollfd p[3] = {
+      { .fd = sfd, .events = POLLIN },
+      { .fd = cfd, .events = POLLIN },
+      { .fd = ofd, .events = POLLIN },
+    };
+
+    if (poll (p, 3, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    if (p[0].revents)
+      break;
+    if (p[1].revents & POLLIN)
+      accept_client (e, cfd, true);
+    if (p[2].revents & POLLIN)
+      accept_client (e, ofd, false);
+  }
+  rbdx_debug ("rbdx-engine: stopping");
+  if (cfd >= 0) {
+    close (cfd);
+    unlink (e->control);
+  }
+  if (ofd >= 0) {
+    close (ofd);
+    unlink (e->oldstyle);
+  }
+  /* From here no new connection is served (rbdx_engine_serve refuses). */
+  rbdx_engine_stop_all ();
+  for (int i = 0; i < 50 && atomic_load (&clients) > 0; i++)
+    usleep (100000);
+  rbdx_metrics_stop ();
+  rbdx_conn_close_all ();
+  if (atomic_load (&clients) > 0) {
+    /* A client thread is still inside librbd (opening an image on an
+     * unreachable cluster): exit without running librados' destructors
+     * under it.  Nothing it opened has served a request. */
+    rbdx_error ("rbdx-engine: %d connection(s) still opening: exiting "
+                "without them", atomic_load (&clients));
+    _exit (0);
+  }
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  struct engine e = { 0 };
+  int i, r;
+
+  sigset_t set;
+
+  /* SIGTERM and SIGINT are taken by serve()'s signalfd: blocked before
+   * any thread starts (librados', the metrics writer's), since every
+   * thread inherits the mask and one that did not block them would be
+   * killed by them. */
+  sigemptyset (&set);
+  sigaddset (&set, SIGTERM);
+  sigaddset (&set, SIGINT);
+  sigprocmask (SIG_BLOCK, &set, NULL);
+  signal (SIGPIPE, SIG_IGN);
+
+  for (i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp (a, "--help") == 0 || strcmp (a, "-h") == 0) {
+      printf ("rbdx-engine: the built-in NBD transmission engine of the "
+              "rbdx mapper (rbdx(8), ENGINE).\n");
+      usage (stdout);
+      return 0;
+    }
+    if (strcmp (a, "--version") == 0) {
+      printf ("rbdx-engine %s\n", RBDX_VERSION);
+      return 0;
+    }
+    if (strcmp (a, "-v") == 0 || strcmp (a, "--verbose") == 0)
+      rbdx_engine_verbose (true);
+    else if (strcmp (a, "--readonly") == 0 || strcmp (a, "-r") == 0)
+      e.readonly = true;
+    else if (strcmp (a, "--control") == 0 && i + 1 < argc)
+      e.control = argv[++i];
+    else if (strcmp (a, "--oldstyle") == 0 && i + 1 < argc)
+      e.oldstyle = argv[++i];
+    else if (a[0] == '-') {
+      usage (stderr);
+      return 2;
+    }
+    else if (set_param (&e, a) < 0)
+      return 1;
+  }
+  if (!e.control && !e.oldstyle) {
+    usage (stderr);
+    return 2;
+  }
+  if (!e.opts.spec.image && !e.opts.pool) {
+    rbdx_error ("rbdx-engine: no image given (SPEC: [pool/[namespace/]]image"
+                "[@snapshot])");
+    return 1;
+  }
+  if (prepare_or_stop (&e) < 0)
+    return 1;
+  r = serve (&e);
+  rbdx_metrics_free ();
+  rbdx_options_free (&e.opts);
+  return r;
+}

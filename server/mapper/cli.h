@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* server/mapper/cli.h: the mapper's command line, shared by its commands.
+ *
+ * rbdx.c parses the command line into a struct cli and runs one command:
+ * cmd_map.c (map, attach), cmd_unmap.c (unmap), cmd_list.c (list-mapped,
+ * status), with cmd_conninfo.c for --connection-info and mapped.c for
+ * the mappings recorded.  A command returns the exit status (0 done) or
+ * dies: die() prints "rbdx: MESSAGE" and exits 1 (failed) or 2 (bad
+ * usage).  Single-threaded.
+ */
+#ifndef RBDX_SERVER_CLI_H
+#define RBDX_SERVER_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "supervise.h"
+
+/** What the command line said. */
+struct cli {
+  struct rbdx_map_opts o;
+  bool json, force, device_set, resize_poll_set;
+  const char *engine;     /**< --engine builtin|nbdkit, or NULL */
+  const char *conninfo;   /**< --connection-info FILE or "-", or NULL */
+  char **args;            /**< positional arguments, args[0] the command */
+  int nargs;
+};
+
+/** Print "rbdx: " and the message to stderr, exit with @p status. */
+void __attribute__ ((noreturn, format (printf, 2, 3)))
+die (int status, const char *fmt, ...);
+
+/** Add plugin parameter KEY=VALUE to @p o: @p key "KEY=" and @p value,
+ *  or @p key "" and @p value "KEY=VALUE".  conf= and keyring= file names
+ *  are made absolute (the supervisor runs in /).  Dies on errors. */
+void cli_add_param (struct rbdx_map_opts *o, const char *key, const char *value);
+
+/** TARGET [KEY=VALUE...] (@p nargs of @p args) into c->o; a snapshot
+ *  maps read-only.  Dies on bad usage. */
+void cli_set_target (struct cli *c, char **args, int nargs);
+
+/** The default number of connections: the online CPUs, 1 to 16. */
+unsigned cli_default_connections (void);
+
+/** --connection-info (cmd_conninfo.c). */
+struct rbdx_conninfo;
+/** Read and parse the connection_info in @p path ("-": stdin) into @p ci
+ *  (free with rbdx_conninfo_free).  Dies on errors. */
+void cli_load_conninfo (const char *path, struct rbdx_conninfo *ci);
+/** Where the keyring a connection_info carries is kept while mapped,
+ *  RUN_DIR/keyrings/POOL%VOLUME.keyring for canonical @p spec. */
+void cli_keyring_path (const char *spec, char *buf, size_t len);
+/** map --connection-info: the map options (target, parameters, mode)
+ *  from @p ci; a keyring it carries is written to @p kr (root only, "" if
+ *  none) and passed as keyring=.  Dies on errors. */
+void cli_conninfo_to_map (struct cli *c, struct rbdx_conninfo *ci, char *kr, size_t krlen);
+/** Print os-brick's device info of /dev/nbd@p index mapped from @p spec
+ *  (JSON: type, path (the /dev/rbdx link), device). */
+void cli_print_device_info (int index, const char *spec);
+
+/** The commands; each returns the exit status. */
+int cmd_map (struct cli *c);
+int cmd_attach (struct cli *c);
+int cmd_unmap (struct cli *c);
+int cmd_list (struct cli *c);
+int cmd_status (struct cli *c);
+
+#endif

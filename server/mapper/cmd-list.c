@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* server/mapper/cmd-list.c: `rbdx list-mapped` and `rbdx status` (see cli.h,
+ * rbdx.pod, status.h). */
+#include <stdio.h>
+
+#include "cli.h"
+#include "json.h"
+#include "mapped.h"
+#include "status.h"
+#include "target.h"
+
+int
+cmd_status (struct cli *c)
+{
+  struct rbdx_state all[MAX_MAPPED], *st;
+  json_object *list = c->json ? rbdx_json_array () : NULL;
+  int n;
+
+  if (c->nargs > 2)
+    die (2, "status wants at most one device, image spec or URI");
+  n = rbdx_mapped_load (all, MAX_MAPPED);
+  st = c->nargs == 2 ? rbdx_mapped_find (c->args[1], all, n) : NULL;
+  if (c->nargs == 2 && !st)
+    die (1, "%s is not mapped", c->args[1]);
+  for (int i = 0; i < n; i++) {
+    if (st && &all[i] != st)
+      continue;
+    if (list)
+      rbdx_json_append (list, rbdx_status_json (&all[i]));
+    else
+      rbdx_status_print (&all[i]);
+  }
+  if (list)
+    rbdx_json_print (stdout, list);
+  return 0;
+}
+
+static json_object *
+mapping_json (const struct rbdx_state *st, const char *dev)
+{
+  json_object *o = rbdx_json_object ();
+
+  rbdx_json_add_string (o, "device", dev);
+  rbdx_json_add_string (o, rbdx_target_is_uri (st->target) ? "uri" : "image", st->target);
+  rbdx_json_add_uint (o, "connections", st->connections);
+  rbdx_json_add_bool (o, "read_only", st->read_only);
+  rbdx_json_add_pid (o, "server_pid", (long) st->server);
+  rbdx_json_add_int (o, "supervisor_pid", (long) st->supervisor);
+  rbdx_json_add_uint (o, "size", rbdx_device_bytes (st->index));
+  rbdx_json_add_bool (o, "connected", rbdx_device_connected (st->index));
+  rbdx_json_add_string (o, "identity", *st->identity ? st->identity : NULL);
+  return o;
+}
+
+int
+cmd_list (struct cli *c)
+{
+  struct rbdx_state all[MAX_MAPPED];
+  int n = rbdx_mapped_load (all, MAX_MAPPED);
+  json_object *list = c->json ? rbdx_json_array () : NULL;
+
+  if (c->nargs != 1)
+    die (2, "list-mapped takes no arguments");
+  if (!list && n)
+    printf ("%-12s %-40s %-11s %-8s %-10s %s\n", "device", "image", "connections",
+            "server", "supervisor", "size");
+  for (int i = 0; i < n; i++) {
+    char dev[32];
+    snprintf (dev, sizeof dev, "/dev/nbd%d", all[i].index);
+    if (list)
+      rbdx_json_append (list, mapping_json (&all[i], dev));
+    else {
+      char server[24];
+      snprintf (server, sizeof server, "%ld", (long) all[i].server);
+      printf ("%-12s %-40s %-11u %-8s %-10ld %llu\n", dev, all[i].target,
+              all[i].connections, all[i].server > 0 ? server : "-",
+              (long) all[i].supervisor, rbdx_device_bytes (all[i].index));
+    }
+  }
+  if (list)
+    rbdx_json_print (stdout, list);
+  return 0;
+}

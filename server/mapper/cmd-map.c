@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* server/mapper/cmd-map.c: `rbdx map` and `rbdx attach` (see cli.h, rbdx.pod):
+ * check what is mapped, start a supervisor (supervise.h), print the
+ * mapping. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "conninfo.h"
+#include "json.h"
+#include "mapped.h"
+#include "netlink.h"
+#include "state.h"
+#include "target.h"
+
+static void
+print_mapping (bool json, int index, const char *target, unsigned conns,
+               long server, long sup, bool read_only)
+{
+  json_object *o;
+  char dev[32];
+
+  snprintf (dev, sizeof dev, "/dev/nbd%d", index);
+  if (!json) {
+    printf ("%s\n", dev);
+    return;
+  }
+  o = rbdx_json_object ();
+  rbdx_json_add_string (o, "device", dev);
+  rbdx_json_add_string (o, rbdx_target_is_uri (target) ? "uri" : "image", target);
+  rbdx_json_add_uint (o, "connections", conns);
+  rbdx_json_add_bool (o, "read_only", read_only);
+  rbdx_json_add_pid (o, "server_pid", server);
+  rbdx_json_add_int (o, "supervisor_pid", sup);
+  rbdx_json_print (stdout, o);
+}
+
+/* Load the nbd module if its netlink family is missing; then say clearly
+ * when there is still no driver. */
+static void
+require_nbd_driver (void)
+{
+  struct rbdx_nl *nl;
+  int r = rbdx_nl_open (&nl);
+
+  if (r == -ENOENT) {
+    pid_t pid = fork ();
+    if (pid == 0) {
+      int null = open ("/dev/null", O_RDWR);
+      dup2 (null, 1);
+      dup2 (null, 2);
+      execl ("/sbin/modprobe", "modprobe", "nbd", (char *) NULL);
+      execl ("/usr/sbin/modprobe", "modprobe", "nbd", (char *) NULL);
+      _exit (127);
+    }
+    if (pid > 0)
+      waitpid (pid, NULL, 0);
+    r = rbdx_nl_open (&nl);
+  }
+  if (r == -ENOENT)
+    die (1, "the kernel has no NBD driver (no \"nbd\" netlink family, and "
+         "`modprobe nbd` did not load one): nothing was mapped");
+  if (r)
+    die (1, "cannot open a netlink socket: %s", strerror (-r));
+  rbdx_nl_close (nl);
+}
+
+/* Our own server with several connections: one writer (writers=shared)
+ * unless told otherwise.  With a writer per connection, a write the kernel
+ * re-sends on another connection after an I/O timeout could land before
+ * the first copy, which the first connection's librbd client may still be
+ * executing; through one librbd client they stay in order. */
+static void
+default_writers (struct rbdx_map_opts *o)
+{
+  if (o->is_uri || o->connections < 2)
+    return;
+  for (size_t i = 0; i < o->nparams; i++)
+    if (!strncmp (o->params[i], "writers=", 8))
+      return;
+  cli_add_param (o, "writers=", "shared");
+}
+
+/* The built-in engine's program: $RBDX_ENGINE, else rbdx-engine next to
+ * this program (the build tree), else the installed one. */
+static const char *
+engine_program (void)
+{
+  static char path[4096];
+  const char *env = getenv ("RBDX_ENGINE");
+  ssize_t n;
+  char *slash;
+
+  if (env && *env)
+    return env;
+  n = readlink ("/proc/self/exe", path, sizeof path - 32);
+  if (n > 0) {
+    path[n] = '\0';
+    slash = strrchr (path, '/');
+    if (slash) {
+      strcpy (slash + 1, "rbdx-engine");
+      if (access (path, X_OK) == 0)
+        return path;
+    }
+  }
+  return RBDX_LIBEXECDIR "/rbdx-engine";
+}
+
+/* --engine (default builtin, or what the device was mapped with). */
+static void
+set_engine (struct cli *c, const char *recorded)
+{
+  const char *e = c->engine ? c->engine : recorded && *recorded ? recorded
+                  : "builtin";
+  c->o.engine = strcmp (e, "builtin") == 0 ? engine_program () : NULL;
+}
+
+int
+cmd_map (struct cli *c)
+{
+  struct rbdx_state all[MAX_MAPPED], *st;
+  int n, index, r;
+  long server, sup;
+  unsigned conns;
+  const char *msg;
+
+  struct rbdx_conninfo ci;
+  char kr[4200] = "";
+
+  if (c->conninfo) {
+    cli_load_conninfo (c->conninfo, &ci);
+    cli_conninfo_to_map (c, &ci, kr, sizeof kr);
+    rbdx_conninfo_free (&ci);
+  }
+  else
+    cli_set_target (c, c->args + 1, c->nargs - 1);
+  if (!c->o.connections)
+    c->o.connections = cli_default_connections ();
+  default_writers (&c->o);
+  set_engine (c, NULL);
+  if (geteuid () != 0)
+    die (1, "mapping a device needs root (CAP_SYS_ADMIN for the kernel's NBD "
+         "netlink interface)");
+  require_nbd_driver ();
+  rbdx_mapped_lock ();
+  n = rbdx_mapped_load (all, MAX_MAPPED);
+  /* Mapping what is mapped succeeds, like rbdmap re-runs do.  A name is
+   * not an identity: a mapping whose server stated its image identity is
+   * compared by identity, which the supervisor learns from a new server
+   * (the name may mean another image since). */
+  st = rbdx_mapped_find (c->o.target, all, n);
+  if (st && !*st->identity && rbdx_device_connected (st->index)) {
+    if (c->conninfo)
+      cli_print_device_info (st->index, st->target);
+    else
+      print_mapping (c->json, st->index, st->target, st->connections,
+                     (long) st->server, (long) st->supervisor, st->read_only);
+    return 0;
+  }
+  r = rbdx_supervise_start (&c->o, &index, &server, &sup, &conns, &msg);
+  if (r < 0) {
+    if (*kr)
+      unlink (kr);
+    die (1, "%s: %s", c->o.target, msg);
+  }
+  if (r == 1) {
+    struct rbdx_state dup;
+    if (rbdx_state_load (index, &dup) < 0)
+      die (1, "%s: mapped on /dev/nbd%d, whose state is gone", c->o.target, index);
+    if (c->conninfo)
+      cli_print_device_info (index, dup.target);
+    else
+      print_mapping (c->json, index, dup.target, dup.connections, (long) dup.server,
+                     (long) dup.supervisor, dup.read_only);
+    return 0;
+  }
+  if (c->conninfo) {
+    cli_print_device_info (index, c->o.target);
+    return 0;
+  }
+  print_mapping (c->json, index, c->o.target, conns, server, sup, c->o.read_only);
+  return 0;
+}
+
+int
+cmd_attach (struct cli *c)
+{
+  struct rbdx_state st;
+  int index, r;
+  long server, sup;
+  unsigned conns;
+  const char *msg;
+
+  if (c->nargs < 2)
+    die (2, "attach wants a device, e.g. rbdx attach /dev/nbd0");
+  index = rbdx_device_index (c->args[1]);
+  if (index < 0)
+    die (2, "attach wants a device like /dev/nbd0, not '%s'", c->args[1]);
+  if (geteuid () != 0)
+    die (1, "attaching a device needs root");
+  require_nbd_driver ();
+  rbdx_mapped_lock ();
+  if (!rbdx_device_connected (index))
+    die (1, "/dev/nbd%d is not connected: use rbdx map", index);
+  r = rbdx_state_load (index, &st);
+  if (r == 0 && rbdx_proc_is (st.supervisor, st.supervisor_start)) {
+    /* Its supervisor re-attaches by itself; ask it to try now. */
+    kill (st.supervisor, SIGUSR1);
+    print_mapping (c->json, index, st.target, st.connections, (long) st.server,
+                   (long) st.supervisor, st.read_only);
+    return 0;
+  }
+  if (r == 0) {
+    /* The kernel has st.connections slots: hand it exactly that many. */
+    if (c->o.connections_set && c->o.connections != st.connections)
+      die (2, "/dev/nbd%d was mapped with %u connections; attach gives it the same "
+           "number (drop --connections)", index, st.connections);
+    c->o.connections = st.connections;
+    c->o.connections_set = true;
+    if (rbdx_mapped_server_running (&st))
+      c->o.orphan = (long) st.server;
+    snprintf (c->o.identity, sizeof c->o.identity, "%s", st.identity);
+  }
+  set_engine (c, r == 0 ? st.engine : NULL);
+  if (c->nargs >= 3)
+    cli_set_target (c, c->args + 2, c->nargs - 2);
+  else if (r == 0) {
+    char *p = st.params, *sep;
+    snprintf (c->o.target, sizeof c->o.target, "%s", st.target);
+    c->o.is_uri = rbdx_target_is_uri (st.target);
+    c->o.read_only = st.read_only;
+    while ((sep = strchr (p, RBDX_PARAM_SEP))) {
+      *sep = '\0';
+      cli_add_param (&c->o, "", p);
+      p = sep + 1;
+    }
+    if (!c->resize_poll_set)
+      c->o.resize_poll = st.resize_poll;
+  }
+  else
+    die (1, "nothing is known about /dev/nbd%d: give the image spec or URI it was "
+         "mapped from", index);
+  if (!c->o.connections)
+    c->o.connections = cli_default_connections ();
+  c->o.device = index;
+  c->o.attach = true;
+  c->o.connections_set = true;
+  if (rbdx_supervise_start (&c->o, &index, &server, &sup, &conns, &msg) != 0)
+    die (1, "%s: %s", c->o.target, msg);
+  print_mapping (c->json, index, c->o.target, conns, server, sup, c->o.read_only);
+  return 0;
+}

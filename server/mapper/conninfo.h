@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* server/mapper/conninfo.h: OpenStack-style attach.
+ *
+ * Cinder's RBD driver describes a volume to os-brick as connection_info:
+ *   {"driver_volume_type": "rbd",
+ *    "data": {"name": "POOL/VOLUME", "hosts": [...], "ports": [...],
+ *             "cluster_name": "ceph", "auth_enabled": true,
+ *             "auth_username": "cinder", "secret_uuid": "...",
+ *             "keyring": "<keyring file contents>", "volume_id": "...",
+ *             "access_mode": "rw"|"ro", "discard": true,
+ *             "qos_specs": {"total_iops_sec": ..., ...}}}
+ * (cinder/volume/drivers/rbd.py initialize_connection, os-brick's
+ * RBDConnector).  `rbdx map --connection-info` takes that JSON, whole or
+ * just its "data", and maps the volume with those monitors, user, keyring
+ * and mode; front-end qos_specs become the plugin's qos.* limits for the
+ * volume as a whole.  JSON is parsed with json-c.
+ */
+#ifndef RBDX_SERVER_CONNINFO_H
+#define RBDX_SERVER_CONNINFO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define RBDX_CONNINFO_MAX_PARAMS 24
+
+/** What a connection_info asks for. */
+struct rbdx_conninfo {
+  char spec[1024];      /**< "POOL/VOLUME" as data.name gives it. */
+  bool read_only;       /**< access_mode "ro". */
+  char *params[RBDX_CONNINFO_MAX_PARAMS];  /**< plugin KEY=VALUE, owned. */
+  size_t nparams;
+  char *keyring;        /**< data.keyring contents, or NULL; owned. */
+  char volume_id[128];  /**< data.volume_id, or "". */
+};
+
+/** Parse the JSON text @p text (whole connection_info or its data).
+ *  @param err  a message naming the bad field on error.
+ *  @return 0; -EINVAL for malformed JSON, a driver_volume_type other
+ *          than rbd, a missing or malformed name, a bad qos_specs value;
+ *          -ENOMEM.  On success free with rbdx_conninfo_free. */
+int rbdx_conninfo_parse (const char *text, struct rbdx_conninfo *ci,
+                         char *err, size_t errlen);
+
+/** Read all of @p path ("-": standard input) into a new string.
+ *  @return the string (caller frees) or NULL with errno set. */
+char *rbdx_conninfo_read (const char *path);
+
+/** Release what @p ci owns (the keyring contents are wiped first). */
+void rbdx_conninfo_free (struct rbdx_conninfo *ci);
+
+#endif

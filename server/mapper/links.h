@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* server/mapper/links.h: stable names for mapped images.
+ *
+ * Like krbd's /dev/rbd/POOL/IMAGE (made by Ceph's udev rule), every device
+ * mapped from an image spec gets a symbolic link
+ * /dev/rbdx/POOL/[NAMESPACE/]IMAGE[@SNAP] -> /dev/nbdN, so attach code
+ * (os-brick style) can find a volume by name.  The supervisor makes it
+ * once the device is usable and removes it when it unmaps, only while the
+ * link still points at its own device.  $RBDX_DEV_DIR replaces /dev/rbdx
+ * (tests).  Not thread-safe (one supervisor per device).
+ */
+#ifndef RBDX_SERVER_LINKS_H
+#define RBDX_SERVER_LINKS_H
+
+#include <stddef.h>
+
+/** The link's path for canonical image spec @p spec, into @p buf.
+ *  @return 0, or -ENAMETOOLONG. */
+int rbdx_link_path (const char *spec, char *buf, size_t len);
+
+/** Make (or replace) the link of @p spec to /dev/nbd@p index, creating
+ *  its directories.  @return 0 or -errno. */
+int rbdx_link_add (const char *spec, int index);
+
+/** Remove the link of @p spec if it points at /dev/nbd@p index, and the
+ *  directories it leaves empty.  Never fails. */
+void rbdx_link_remove (const char *spec, int index);
+
+#endif

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* server/mapper/mapped.c: see mapped.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "mapped.h"
+#include "target.h"
+
+int rbdx_lock_fd = -1;      /* see rbdx_mapped_lock; closed by the supervisor */
+
+/* Remove the private directories (socket, logs) of supervisors that were
+ * killed and so could not clean up. */
+static void
+remove_stale_dirs (void)
+{
+  DIR *d = opendir (rbdx_run_dir ());
+  struct dirent *e;
+
+  if (!d)
+    return;
+  while ((e = readdir (d))) {
+    char path[4096], file[4200];
+    long pid;
+    if (sscanf (e->d_name, "sup-%ld", &pid) != 1 || rbdx_pid_alive ((pid_t) pid))
+      continue;
+    snprintf (path, sizeof path, "%s/%s", rbdx_run_dir (), e->d_name);
+    for (const char **f = (const char *[]) { "nbd.sock", "server.log", "supervisor.log", "size", NULL };
+         *f; f++) {
+      snprintf (file, sizeof file, "%s/%s", path, *f);
+      unlink (file);
+    }
+    rmdir (path);
+  }
+  closedir (d);
+}
+
+int
+rbdx_mapped_load (struct rbdx_state *out, int max)
+{
+  int idx[MAX_MAPPED], n = rbdx_state_list (idx, MAX_MAPPED), k = 0;
+
+  remove_stale_dirs ();
+
+  for (int i = 0; i < n && k < max; i++) {
+    if (rbdx_state_load (idx[i], &out[k]) < 0)
+      continue;
+    if (!rbdx_proc_is (out[k].supervisor, out[k].supervisor_start) &&
+        !rbdx_device_connected (idx[i])) {
+      rbdx_state_remove (idx[i]);
+      continue;
+    }
+    k++;
+  }
+  return k;
+}
+
+struct rbdx_state *
+rbdx_mapped_find (const char *target, struct rbdx_state *all, int n)
+{
+  char canon[RBDX_TARGET_MAX];
+  const char *why;
+  int idx = rbdx_device_index (target);
+
+  for (int i = 0; i < n; i++) {
+    if (idx >= 0 && all[i].index == idx)
+      return &all[i];
+    if (idx < 0 && rbdx_target_canonical (target, canon, sizeof canon, &why) == 0 &&
+        strcmp (all[i].target, canon) == 0)
+      return &all[i];
+  }
+  return NULL;
+}
+
+bool
+rbdx_mapped_server_running (const struct rbdx_state *st)
+{
+  return st->server > 0 && rbdx_proc_is (st->server, st->server_start);
+}
+
+void
+rbdx_mapped_lock (void)
+{
+  char path[4200];
+  int fd;
+
+  if (rbdx_state_mkdir ())
+    die (1, "cannot create %s: %s", rbdx_run_dir (), strerror (errno));
+  snprintf (path, sizeof path, "%s/lock", rbdx_run_dir ());
+  fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0 || flock (fd, LOCK_EX) == -1)
+    die (1, "cannot lock %s: %s", path, strerror (errno));
+  rbdx_lock_fd = fd;
+}

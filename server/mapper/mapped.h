@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* server/mapper/mapped.h: the mappings the mapper knows of (state.h files),
+ * as the commands look them up.  Single-threaded.
+ */
+#ifndef RBDX_SERVER_MAPPED_H
+#define RBDX_SERVER_MAPPED_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "state.h"
+
+/** Most mappings a command looks at. */
+#define MAX_MAPPED 1024
+
+/** Every live mapping, at most @p max, into @p out.  On the way, state
+ *  files of dead supervisors whose device is no longer connected are
+ *  removed, and so are the private directories (RUN_DIR/sup-PID) of
+ *  supervisors that were killed.  @return how many. */
+int rbdx_mapped_load (struct rbdx_state *out, int max);
+
+/** The mapping among @p all (@p n) of @p target: a device (/dev/nbdN),
+ *  or an image spec or URI compared in canonical form; NULL if none. */
+struct rbdx_state *rbdx_mapped_find (const char *target, struct rbdx_state *all, int n);
+
+/** Whether the server recorded in @p st still runs (the same process:
+ *  its start time matches, so a reused pid is never signalled). */
+bool rbdx_mapped_server_running (const struct rbdx_state *st);
+
+/** Serialise map and attach (two maps of one image must not both map
+ *  it): take RUN_DIR/lock (flock), held until this process exits; the
+ *  supervisor closes its inherited descriptor at once (rbdx_lock_fd).
+ *  Dies on errors. */
+void rbdx_mapped_lock (void);
+
+#endif

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* server/mapper/state.h: what the mapper remembers about each mapped device.
+ *
+ * One file per device, RUN_DIR/nbdN ("key=value" lines), written
+ * atomically (temporary file + rename) by the device's supervisor and
+ * removed by it when the device is unmapped.  RUN_DIR is $RBDX_RUN_DIR,
+ * default /run/rbdx (a tmpfs: nothing survives a reboot, like the
+ * mappings themselves).  Not thread-safe.
+ */
+#ifndef RBDX_SERVER_STATE_H
+#define RBDX_SERVER_STATE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define RBDX_TARGET_MAX 1024
+
+struct rbdx_state {
+  int index;                       /**< /dev/nbdINDEX */
+  char target[RBDX_TARGET_MAX];    /**< image spec or NBD URI as mapped */
+  char backend[RBDX_TARGET_MAX + 8]; /**< the kernel's backend identifier */
+  char socket[RBDX_TARGET_MAX];    /**< the private server socket, or "" */
+  unsigned connections;            /**< connections configured */
+  pid_t supervisor;                /**< the supervising rbdx process */
+  unsigned long long supervisor_start; /**< its start time (/proc/PID/stat
+                                        field 22, clock ticks after boot), so
+                                        a reused pid is never signalled */
+  pid_t server;                    /**< its nbdkit, 0 for an NBD URI */
+  unsigned long long server_start; /**< the server's start time, likewise */
+  unsigned resize_poll;            /**< seconds, as mapped */
+  bool read_only;
+  /** The image identity the rbdx server stated when the device was mapped
+   *  ("POOLID/[NS/]IMAGEID[@SNAPID]", include/rbdx/identity.h), or "" when
+   *  it stated none (a foreign NBD server, an older rbdx). */
+  char identity[320];
+  char metrics[300];               /**< the server's metrics_file, or "" */
+  char engine[16];                 /**< "builtin" or "nbdkit" (image spec),
+                                        "" for an NBD URI or an older rbdx */
+  unsigned long reattaches;        /**< connections handed over again */
+  unsigned long resizes;           /**< device size changes followed */
+  unsigned long server_restarts;   /**< servers started after the first */
+  /** Plugin parameters KEY=VALUE given to `rbdx map`, each followed by
+   *  RBDX_PARAM_SEP (so a server can be started again by `rbdx attach`). */
+  char params[4096];
+};
+
+/** Separator of struct rbdx_state.params (ASCII unit separator). */
+#define RBDX_PARAM_SEP '\x1f'
+
+/** The run directory (static storage). */
+const char *rbdx_run_dir (void);
+
+/** Create the run directory (mode 0755) if missing.  @return 0 or -errno. */
+int rbdx_state_mkdir (void);
+
+/** Write (replace) the state of device st->index.  @return 0 or -errno. */
+int rbdx_state_save (const struct rbdx_state *st);
+
+/** Read the state of device @p index.
+ *  @return 0, -ENOENT when there is none, -EINVAL when unreadable. */
+int rbdx_state_load (int index, struct rbdx_state *st);
+
+/** Remove the state of device @p index (no error when missing). */
+void rbdx_state_remove (int index);
+
+/** Device numbers with a state file, ascending, at most @p max.
+ *  @return how many, or -errno. */
+int rbdx_state_list (int *indexes, int max);
+
+/** Whether /dev/nbdINDEX is connected now (/sys/block/nbdINDEX/pid exists
+ *  while the kernel has a configured connection). */
+bool rbdx_device_connected (int index);
+
+/** The device's size in bytes from sysfs, 0 when unknown. */
+unsigned long long rbdx_device_bytes (int index);
+
+/** Whether process @p pid exists. */
+bool rbdx_pid_alive (pid_t pid);
+
+/** Start time of process @p pid (/proc/PID/stat field 22, clock ticks
+ *  since boot), 0 when there is no such process. */
+unsigned long long rbdx_proc_start (pid_t pid);
+
+/** Whether @p pid is still the process that started at @p start. */
+bool rbdx_proc_is (pid_t pid, unsigned long long start);
+
+#endif

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* server/mapper/sup-log.c: see sup.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sup.h"
+
+double
+now (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+void
+sleep_s (double s)
+{
+  struct timespec ts = { (time_t) s, (long) ((s - (double) (time_t) s) * 1e9) };
+  nanosleep (&ts, NULL);
+}
+
+void
+logmsg (const char *fmt, ...)
+{
+  char when[32];
+  time_t t = time (NULL);
+  struct tm tm;
+  va_list ap;
+
+  strftime (when, sizeof when, "%Y-%m-%dT%H:%M:%S", localtime_r (&t, &tm));
+  fprintf (stderr, "%s rbdx[%ld]: ", when, (long) getpid ());
+  va_start (ap, fmt);
+  vfprintf (stderr, fmt, ap);
+  va_end (ap);
+  fputc ('\n', stderr);
+  fflush (stderr);
+}
+
+const char *
+errno_text (int e)
+{
+  switch (e) {
+  case -EBUSY: return "the device is already connected";
+  case -EPERM: case -EACCES: return "not permitted (needs root: CAP_SYS_ADMIN)";
+  case -ENOENT: return "the kernel has no nbd driver (modprobe nbd)";
+  default: return strerror (-e);
+  }
+}
+

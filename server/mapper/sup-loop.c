@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* server/mapper/sup-loop.c: the supervisor process: its fork and report, its
+ * setup, the loop that keeps the device served, its signals, and the
+ * unmap (see sup.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "negotiate.h"
+#include "sup.h"
+#include "teardown.h"
+
+void
+sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
+{
+  int null, logfd;
+  sigset_t mask;
+  char path[400];
+
+  /* The flock belongs to the open file description that `rbdx map` still
+   * holds: closing our copy (never LOCK_UN) leaves it to the parent. */
+  if (rbdx_lock_fd >= 0)
+    close (rbdx_lock_fd);
+  memset (s, 0, sizeof *s);
+  s->o = o;
+  s->report_fd = report_fd;
+  s->index = o->device;
+  s->conns = o->connections;
+  snprintf (s->identity, sizeof s->identity, "%s", o->identity);
+  setsid ();
+  if (chdir ("/") == -1)
+    _exit (1);
+  signal (SIGPIPE, SIG_IGN);
+  sigemptyset (&mask);
+  sigaddset (&mask, SIGTERM);
+  sigaddset (&mask, SIGINT);
+  sigaddset (&mask, SIGUSR1);
+  sigaddset (&mask, SIGCHLD);
+  sigaddset (&mask, SIGHUP);
+  sigprocmask (SIG_BLOCK, &mask, NULL);
+  sigdelset (&mask, SIGHUP);
+  s->sigfd = signalfd (-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+
+  /* A Unix socket path has at most 107 bytes. */
+  if (strlen (rbdx_run_dir ()) > 80) {
+    dprintf (report_fd, "ERR the run directory %s is too long (80 bytes at most)\n",
+             rbdx_run_dir ());
+    _exit (1);
+  }
+  if (snprintf (s->dir, sizeof s->dir, "%s/sup-%ld", rbdx_run_dir (), (long) getpid ()) < 0 ||
+      snprintf (s->sock, sizeof s->sock, "%s/nbd.sock", s->dir) < 0 ||
+      snprintf (s->srvlog, sizeof s->srvlog, "%s/server.log", s->dir) < 0 ||
+      snprintf (s->sizefile, sizeof s->sizefile, "%s/size", s->dir) < 0 ||
+      snprintf (s->metrics, sizeof s->metrics, "%s/metrics.prom", s->dir) < 0)
+    _exit (1);
+  snprintf (s->backend, sizeof s->backend, "rbdx:%s", o->target);
+  s->connect_to = o->is_uri ? o->target : s->sock;
+  if (!o->is_uri && o->engine) {
+    snprintf (s->engine_to, sizeof s->engine_to, "%s%.300s",
+              RBDX_ENGINE_PREFIX, s->sock);
+    s->connect_to = s->engine_to;
+  }
+  if (mkdir (s->dir, 0700) == -1) {
+    dprintf (report_fd, "ERR cannot create %s: %s\n", s->dir, strerror (errno));
+    _exit (1);
+  }
+  if (snprintf (path, sizeof path, "%s/supervisor.log", s->dir) < 0)
+    _exit (1);
+  logfd = open (path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  null = open ("/dev/null", O_RDWR);
+  if (null >= 0)
+    dup2 (null, 0);
+  if (logfd >= 0) {
+    dup2 (logfd, 1);
+    dup2 (logfd, 2);
+  }
+  logmsg ("supervising %s for %s", o->target, o->attach ? "re-attach" : "map");
+}
+
+static void __attribute__ ((noreturn))
+unmap_and_exit (struct sup *s, bool disconnect)
+{
+  if (disconnect) {
+    int r = rbdx_teardown_disconnect (s->cmd, s->index, 30);
+    logmsg ("disconnecting /dev/nbd%d: %s", s->index, r ? errno_text (r) : "ok");
+  }
+  close_copies (s);
+  stop_server (s);
+  rbdx_teardown_forget (s->index, s->o->target, getpid ());
+  logmsg ("/dev/nbd%d unmapped", s->index);
+  remove_private_dir (s);
+  _exit (0);
+}
+
+static void
+on_signal (struct sup *s)
+{
+  struct signalfd_siginfo si;
+  int status;
+  pid_t pid;
+
+  while (read (s->sigfd, &si, sizeof si) == (ssize_t) sizeof si) {
+    switch (si.ssi_signo) {
+    case SIGTERM: case SIGINT:
+      logmsg ("asked to unmap (signal %u)", si.ssi_signo);
+      unmap_and_exit (s, true);
+    case SIGUSR1:
+      s->usr1 = true;
+      break;
+    case SIGCHLD:
+      while ((pid = waitpid (-1, &status, WNOHANG)) > 0) {
+        if (pid != s->server)
+          continue;
+        logmsg ("the server (pid %ld) %s %d", (long) pid,
+                WIFSIGNALED (status) ? "was killed by signal" : "exited with status",
+                WIFSIGNALED (status) ? WTERMSIG (status) : WEXITSTATUS (status));
+        s->server = 0;
+        /* Back off when it keeps dying at once. */
+        s->restart_delay = now () - s->server_started > 30 ? 0.5
+          : (s->restart_delay < 0.5 ? 0.5 : s->restart_delay * 2);
+        if (s->restart_delay > 16)
+          s->restart_delay = 16;
+        s->next_server_start = now () + s->restart_delay;
+      }
+      break;
+    }
+  }
+}
+
+void
+sup_run (struct sup *s)
+{
+  for (;;) {
+    struct pollfd p[2 + 2 * MAX_CONNS];
+    size_t np = 0, i;
+    double t;
+    unsigned n;
+    int r;
+
+    p[np++] = (struct pollfd) { .fd = s->sigfd, .events = POLLIN };
+    p[np++] = (struct pollfd) { .fd = rbdx_nl_fd (s->mc), .events = POLLIN };
+    /* events 0: only POLLHUP/POLLERR, i.e. the kernel shut the socket
+     * down (it marked that connection dead). */
+    for (i = 0; i < s->ncopies; i++)
+      p[np++] = (struct pollfd) { .fd = s->copies[i].fd, .events = 0 };
+    r = poll (p, np, 200);
+    if (r < 0 && errno != EINTR) {
+      logmsg ("poll: %s", strerror (errno));
+      sleep_s (0.2);
+    }
+    if (r > 0) {
+      if (p[0].revents)
+        on_signal (s);
+      if (p[1].revents)
+        sup_read_link_dead (s);
+      /* Drop the copies of sockets the kernel shut down. */
+      sup_drop_shut_copies (s, p + 2);
+    }
+    t = now ();
+    if (s->usr1) {
+      /* Only retry now: guessing a count could hand the kernel sockets it
+       * has no dead slot for, which it drops silently. */
+      s->usr1 = false;
+      rbdx_relink_retry_now (&s->relink);
+      s->restart_delay = 0;
+      if (s->server == 0)
+        s->next_server_start = 0;
+      logmsg ("asked to re-attach: %u connection(s) known dead", s->relink.dead);
+    }
+    if (!s->o->is_uri && s->server == 0 && t >= s->next_server_start) {
+      if (spawn_server (s) == 0) {
+        s->restarts++;
+        sup_save_state (s);
+      }
+      else
+        s->next_server_start = t + 1;
+    }
+    n = rbdx_relink_to_send (&s->relink, s->conns, t);
+    if (n)
+      reattach (s, n);
+    if (s->grow_to)
+      sup_finish_growth (s);
+    if (s->o->resize_poll && !s->relink.dead && t >= s->next_poll) {
+      if (s->o->is_uri) {
+        s->next_poll = t + s->o->resize_poll;
+        poll_size (s);
+      }
+      else {
+        s->next_poll = t + 0.2;     /* a local file: cheap */
+        sup_follow_size_file (s);
+      }
+    }
+    /* A LINK_DEAD event lost (multicast overrun): the kernel shut those
+     * sockets down, so their copies are gone; count from the copies. */
+    n = rbdx_relink_check_lost (&s->relink, s->conns, (unsigned) s->ncopies, t);
+    if (n)
+      logmsg ("%u connection(s) found dead without an event", n);
+    if (!rbdx_device_connected (s->index)) {
+      if (++s->disconnected_ticks >= 10) {
+        logmsg ("/dev/nbd%d was disconnected by someone else", s->index);
+        unmap_and_exit (s, false);
+      }
+    }
+    else
+      s->disconnected_ticks = 0;
+  }
+}
+
+int
+rbdx_supervise_start (const struct rbdx_map_opts *o, int *index_out,
+                      long *server_out, long *sup_out, unsigned *conns_out,
+                      const char **msg)
+{
+  static char why[2200];
+  char buf[2200];
+  size_t used = 0;
+  int pfd[2], idx;
+  long server;
+  unsigned conns;
+  ssize_t r;
+  pid_t pid;
+
+  if (pipe2 (pfd, O_CLOEXEC) == -1) {
+    snprintf (why, sizeof why, "pipe: %s", strerror (errno));
+    *msg = why;
+    return -1;
+  }
+  fflush (NULL);
+  pid = fork ();
+  if (pid < 0) {
+    snprintf (why, sizeof why, "fork: %s", strerror (errno));
+    *msg = why;
+    return -1;
+  }
+  if (pid == 0) {
+    close (pfd[0]);
+    sup_map (o, pfd[1]);
+  }
+  close (pfd[1]);
+  while (used < sizeof buf - 1 &&
+         (r = read (pfd[0], buf + used, sizeof buf - 1 - used)) != 0) {
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    used += (size_t) r;
+  }
+  close (pfd[0]);
+  buf[used] = '\0';
+  buf[strcspn (buf, "\n")] = '\0';
+  if (sscanf (buf, "DUP %d", &idx) == 1) {
+    waitpid (pid, NULL, 0);
+    *index_out = idx;
+    return 1;
+  }
+  if (sscanf (buf, "OK %d %ld %u", &idx, &server, &conns) == 3) {
+    *index_out = idx;
+    *server_out = server;
+    *sup_out = pid;
+    *conns_out = conns;
+    return 0;
+  }
+  waitpid (pid, NULL, 0);
+  snprintf (why, sizeof why, "%s", strncmp (buf, "ERR ", 4) == 0 ? buf + 4
+            : "the supervisor died before mapping the device");
+  *msg = why;
+  return -1;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* server/mapper/sup.h: the supervisor's own state, shared by its modules
+ * (private to the mapper; supervise.h is the interface to `rbdx map`).
+ *
+ *   supervise.c   the server process (start, stop, wait, its log), the
+ *                 start of the mapping (negotiate, connect, report), and
+ *                 the negotiations of re-attach and URI size polls
+ *   suploop.c     the process: fork and report (rbdx_supervise_start),
+ *                 setup, the poll loop, signals, unmap
+ *   suplinks.c    dead links and re-attach (decisions: relink.h)
+ *   supresize.c   size file following, URI growth and shrink
+ *                 (decisions: resize.h)
+ *   supstate.c    the state file (state.h) from struct sup
+ *   suplog.c      clock, sleep, the log, errno texts
+ * One supervisor process per device, single-threaded: nothing here is
+ * thread-safe.
+ */
+#ifndef RBDX_SERVER_SUP_H
+#define RBDX_SERVER_SUP_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "negotiate.h"
+#include "netlink.h"
+#include "relink.h"
+#include "state.h"
+#include "supervise.h"
+
+#define MAX_CONNS 16
+
+struct sup {
+  const struct rbdx_map_opts *o;
+  unsigned conns;
+  char dir[256], sock[300], srvlog[300], sizefile[300];
+  char backend[RBDX_TARGET_MAX + 8];
+  const char *connect_to;
+  char engine_to[320];     /* RBDX_ENGINE_PREFIX + sock (built-in engine) */
+  pid_t server;
+  int index;
+  struct rbdx_nl *cmd, *mc;
+  int sigfd, report_fd;
+  uint64_t dev_size;
+  struct rbdx_copy copies[2 * MAX_CONNS];
+  size_t ncopies;
+  struct rbdx_relink relink;   /* dead links counted, back-off */
+  double last_reattach_msg;
+  uint64_t grow_to;
+  double grow_since, next_poll, next_server_start, server_started;
+  double restart_delay;
+  unsigned disconnected_ticks;
+  bool usr1;
+  bool said_no_size;
+  /* The image identity the server stated at map time ("" if none): every
+   * server started later is pinned to it (identity=), and a re-attach to
+   * a server stating another identity is refused. */
+  char identity[320];
+  unsigned long reattaches, resizes, restarts;   /* for rbdx status */
+  char metrics[300];       /* our server's metrics_file */
+};
+
+/* suplog.c */
+/** Seconds on CLOCK_MONOTONIC. */
+double now (void);
+/** Sleep @p s seconds (signals may cut it short). */
+void sleep_s (double s);
+/** One timestamped line to stderr (the supervisor's log). */
+void __attribute__ ((format (printf, 1, 2))) logmsg (const char *fmt, ...);
+/** A message for the negative errno @p e of a netlink command. */
+const char *errno_text (int e);
+
+/* supervise.c */
+/** Start the rbdx server (nbdkit) on the private socket; s->server is
+ *  its pid.  @return 0, -ENOMEM, -EINVAL, or -errno of fork. */
+int spawn_server (struct sup *s);
+/** Stop the server (SIGTERM, SIGKILL after 30 s) and reap it. */
+void stop_server (struct sup *s);
+/** Close every copy of the sockets the kernel holds. */
+void close_copies (struct sup *s);
+/** Remove the private directory RUN_DIR/sup-PID and its files. */
+void remove_private_dir (struct sup *s);
+/** Become the supervisor of @p o (forked by rbdx_supervise_start): start
+ *  the server, negotiate, connect the device, report "OK INDEX SERVER
+ *  CONNS", "DUP INDEX" or "ERR MESSAGE" on @p report_fd, then sup_run.
+ *  Never returns. */
+void __attribute__ ((noreturn)) sup_map (const struct rbdx_map_opts *o, int report_fd);
+/** Negotiate @p n sockets and hand them to the kernel (suplinks.c). */
+void reattach (struct sup *s, unsigned n);
+/** URI mode: ask the server for the export's size; follow it. */
+void poll_size (struct sup *s);
+
+/* suploop.c */
+/** Become the supervisor of @p o: session, signals, private directory
+ *  and log.  Reports a failure on @p report_fd and exits. */
+void sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd);
+/** Serve the device until it is unmapped; never returns. */
+void __attribute__ ((noreturn)) sup_run (struct sup *s);
+
+/* suplinks.c */
+/** Keep copies of @p n sockets negotiated at @p size bytes (closed when
+ *  there is no room). */
+void sup_add_copies (struct sup *s, const int *fds, size_t n, uint64_t size);
+/** Read the pending LINK_DEAD events of our device and count them. */
+void sup_read_link_dead (struct sup *s);
+/** Close the copies whose @p p entry (one per copy, in order) says the
+ *  kernel shut the socket down. */
+void sup_drop_shut_copies (struct sup *s, const struct pollfd *p);
+/** After rbdx_negotiate_many of @p n sockets @p fds returned @p r (and
+ *  @p e, @p why): check the identity, give the sockets to the kernel,
+ *  account for them, or back off.  Consumes @p fds. */
+void sup_hand_over (struct sup *s, int r, int *fds, unsigned n,
+                    const struct rbdx_export *e, const char *why);
+/** `rbdx attach` of a device whose dead supervisor's server still runs
+ *  (o->orphan): kill it and wait (5 s at most) for the LINK_DEAD events
+ *  of its connections. */
+void sup_kill_orphan (struct sup *s);
+
+/* supresize.c */
+/** The image size our server publishes (size_file=), 0 if not there. */
+uint64_t sup_read_size_file (const struct sup *s);
+/** Image spec: follow the size file. */
+void sup_follow_size_file (struct sup *s);
+/** NBD URI: the server now says @p size bytes. */
+void sup_export_size (struct sup *s, uint64_t size);
+/** NBD URI: set the size once growth has all connections at it. */
+void sup_finish_growth (struct sup *s);
+
+/* supstate.c */
+/** Write the device's state file (errors are logged). */
+void sup_save_state (struct sup *s);
+/** Another connected mapping of image @p identity in the same mode
+ *  (read-only or not), or -1. */
+int sup_mapped_elsewhere (const char *identity, bool read_only);
+
+#endif
