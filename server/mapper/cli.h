@@ -31,8 +31,10 @@ void __attribute__ ((noreturn, format (printf, 2, 3)))
 die (int status, const char *fmt, ...);
 
 /** Add plugin parameter KEY=VALUE to @p o: @p key "KEY=" and @p value,
- *  or @p key "" and @p value "KEY=VALUE".  conf= and keyring= file names
- *  are made absolute (the supervisor runs in /).  Dies on errors. */
+ *  or @p key "" and @p value "KEY=VALUE".  A relative file name (any
+ *  parameter the core lists as naming a file) is made absolute against
+ *  the current directory (params.h: the supervisor runs in /).  Dies on
+ *  errors. */
 void cli_add_param (struct rbdx_map_opts *o, const char *key, const char *value);
 
 /** TARGET [KEY=VALUE...] (@p nargs of @p args) into c->o; a snapshot

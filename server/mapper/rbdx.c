@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "params.h"
 #include "target.h"
 
 static const char *prog = "rbdx";
@@ -95,35 +96,20 @@ cli_default_connections (void)
 void
 cli_add_param (struct rbdx_map_opts *o, const char *key, const char *value)
 {
-  char *p, *abs = NULL;
+  char *kv, *p;
 
-  /* The supervisor runs in /: make file names absolute now. */
-  if (!*key) {
-    const char *eq = strchr (value, '=');
-    size_t klen = eq ? (size_t) (eq - value) : 0;
-    if (eq && eq[1] && eq[1] != '/' &&
-        ((klen == 4 && !strncmp (value, "conf", 4)) ||
-         (klen == 7 && !strncmp (value, "keyring", 7)))) {
-      char *real = realpath (eq + 1, NULL);
-      if (!real)
-        die (1, "%s: %s", value, strerror (errno));
-      if (asprintf (&abs, "%.*s=%s", (int) klen, value, real) < 0)
-        die (1, "out of memory");
-      free (real);
-      value = abs;
-    }
-  }
-  else if ((!strcmp (key, "conf=") || !strcmp (key, "keyring=")) && value[0] != '/') {
-    abs = realpath (value, NULL);
-    if (!abs)
-      die (1, "--%.*s %s: %s", (int) strlen (key) - 1, key, value, strerror (errno));
-    value = abs;
-  }
+  /* The supervisor runs in /: make file names absolute now, against the
+   * directory we were run from (params.h). */
+  if (asprintf (&kv, "%s%s", key, value) < 0)
+    die (1, "out of memory");
+  p = rbdx_param_absolute (kv);
+  if (!p)
+    die (1, "%s: cannot make the path absolute: %s", kv, strerror (errno));
+  free (kv);
   o->params = realloc (o->params, (o->nparams + 1) * sizeof *o->params);
-  if (!o->params || asprintf (&p, "%s%s", key, value) < 0)
+  if (!o->params)
     die (1, "out of memory");
   o->params[o->nparams++] = p;
-  free (abs);
 }
 
 enum { OPT_EXCLUSIVE = 256, OPT_IO_TIMEOUT, OPT_REATTACH, OPT_RESIZE, OPT_ID,

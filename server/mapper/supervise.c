@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "links.h"
+#include "params.h"
 #include "resize.h"
 #include "sup.h"
 
@@ -87,7 +88,9 @@ remove_private_dir (struct sup *s)
   unlink (s->sock);
   unlink (s->srvlog);
   unlink (s->sizefile);
-  unlink (s->metrics);
+  /* Our own metrics file only: one given with metrics_file= stays. */
+  snprintf (path, sizeof path, "%s/metrics.prom", s->dir);
+  unlink (path);
   snprintf (path, sizeof path, "%s/supervisor.log", s->dir);
   unlink (path);
   rmdir (s->dir);
@@ -154,10 +157,15 @@ spawn_server (struct sup *s)
    * (see server/mapper/README.md). */
   argv[n++] = size_param;
   argv[n++] = "advertise_size=max";
-  /* Request counters for `rbdx status` (nbdkit-rbdx-plugin(1), METRICS). */
-  snprintf (metrics_param, sizeof metrics_param, "metrics_file=%s", s->metrics);
-  argv[n++] = metrics_param;
-  argv[n++] = "metrics_interval=2";
+  /* Request counters for `rbdx status` (nbdkit-rbdx-plugin(1), METRICS),
+   * in our private directory unless metrics_file= or metrics_interval=
+   * was given (those are among o->params). */
+  if (!rbdx_param_find (o->params, o->nparams, "metrics_file")) {
+    snprintf (metrics_param, sizeof metrics_param, "metrics_file=%s", s->metrics);
+    argv[n++] = metrics_param;
+  }
+  if (!rbdx_param_find (o->params, o->nparams, "metrics_interval"))
+    argv[n++] = "metrics_interval=2";
   /* Once the image is known, a restarted server serves exactly it, even
    * if its name now means another image (rename, re-create). */
   if (*s->identity) {
