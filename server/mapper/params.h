@@ -9,8 +9,8 @@
  * (rbdx_options_wants_absolute, include/rbdx/options.h), the same the
  * plugin and the engine use.  Single-threaded (getcwd).
  */
-#ifndef RBDX_MAPPER_PARAMS_H
-#define RBDX_MAPPER_PARAMS_H
+#ifndef RBDX_SERVER_PARAMS_H
+#define RBDX_SERVER_PARAMS_H
 
 #include <stddef.h>
 

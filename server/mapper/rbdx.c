@@ -5,7 +5,7 @@
  *   rbdx attach [OPTIONS] DEVICE [SPEC|URI [KEY=VALUE...]]
  *   rbdx list-mapped [--format plain|json]
  *   rbdx status [DEVICE|SPEC|URI] [--format plain|json]
- * Options and usage here; the commands in cmd_*.c.
+ * Options and usage here; the commands in cmd-*.c.
  * Exit status: 0 done, 1 failed (message on stderr), 2 bad usage.
  */
 #include <errno.h>
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "common/limits.h"
 #include "params.h"
 #include "target.h"
 
@@ -48,7 +49,7 @@ usage (FILE *f)
     "       rbdx status [/dev/nbdX|SPEC|URI] [--format plain|json]\n"
     "       rbdx -h | --help | --version\n"
     "map options:\n"
-    "  -c, --connections N      NBD connections (default: CPUs, at most 16)\n"
+    "  -c, --connections N      NBD connections (default: CPUs, at most %d)\n"
     "  -r, --read-only          map read-only\n"
     "      --exclusive          hold the image's exclusive lock (exclusive=true)\n"
     "  -d, --device /dev/nbdX   use this device (default: a free one)\n"
@@ -70,7 +71,7 @@ usage (FILE *f)
     "                           info JSON\n"
     "unmap options:\n"
     "      --force              unmap even if the device is mounted or open\n"
-    "See rbdx(8).\n");
+    "See rbdx(8).\n", RBDX_MAX_CONNECTIONS);
 }
 
 static unsigned
@@ -90,7 +91,7 @@ unsigned
 cli_default_connections (void)
 {
   long n = sysconf (_SC_NPROCESSORS_ONLN);
-  return n < 1 ? 1 : n > 16 ? 16 : (unsigned) n;
+  return n < 1 ? 1 : n > RBDX_MAX_CONNECTIONS ? RBDX_MAX_CONNECTIONS : (unsigned) n;
 }
 
 void
@@ -155,8 +156,9 @@ parse_cli (int argc, char **argv, struct cli *c)
       {
         char *end;
         long n = strtol (optarg, &end, 10);
-        if (end == optarg || *end || n < 1 || n > 16)
-          die (2, "--connections must be a number from 1 to 16, not '%s'", optarg);
+        if (end == optarg || *end || n < 1 || n > RBDX_MAX_CONNECTIONS)
+          die (2, "--connections must be a number from 1 to %d, not '%s'",
+               RBDX_MAX_CONNECTIONS, optarg);
         c->o.connections = (unsigned) n;
       }
       c->o.connections_set = true;

@@ -149,7 +149,7 @@ void
 sup_run (struct sup *s)
 {
   for (;;) {
-    struct pollfd p[2 + 2 * MAX_CONNS];
+    struct pollfd p[2 + 2 * RBDX_MAX_CONNECTIONS];
     size_t np = 0, i;
     double t;
     unsigned n;

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "links.h"
+#include "devlinks.h"
 #include "params.h"
 #include "resize.h"
 #include "sup.h"
@@ -238,7 +238,7 @@ wait_server (struct sup *s, double secs)
 void
 reattach (struct sup *s, unsigned n)
 {
-  int fds[MAX_CONNS];
+  int fds[RBDX_MAX_CONNECTIONS];
   struct rbdx_export e;
   const char *why = NULL;
   int r;
@@ -296,7 +296,7 @@ sup_map (const struct rbdx_map_opts *o, int report_fd)
 {
   static struct sup sup;
   struct sup *s = &sup;
-  int fds[MAX_CONNS], r, tries;
+  int fds[RBDX_MAX_CONNECTIONS], r, tries;
   struct rbdx_export e;
   const char *why = NULL;
   struct rbdx_nl_config cfg;
@@ -417,8 +417,8 @@ sup_map (const struct rbdx_map_opts *o, int report_fd)
     fail_start (s, "%s did not appear with a size within 10 s", path);
   }
   sup_save_state (s);
-  if (!o->is_uri && (r = rbdx_link_add (o->target, s->index)) < 0)
-    logmsg ("cannot make the link of %s to %s: %s", o->target, path, strerror (-r));
+  if (!o->is_uri && (r = rbdx_devlink_add (o->target, s->index)) < 0)
+    logmsg ("cannot make the devlink of %s to %s: %s", o->target, path, strerror (-r));
   logmsg ("%s %s with %u connection(s), %llu bytes", path,
           o->attach ? "re-attached" : "mapped", s->conns,
           (unsigned long long) e.size);

@@ -2,7 +2,7 @@
 /* server/mapper/teardown.c: see teardown.h. */
 #include <time.h>
 
-#include "links.h"
+#include "devlinks.h"
 #include "state.h"
 #include "target.h"
 #include "teardown.h"
@@ -25,7 +25,7 @@ rbdx_teardown_forget (int index, const char *target, pid_t owner)
   struct rbdx_state st;
 
   if (*target && !rbdx_target_is_uri (target))
-    rbdx_link_remove (target, index);
+    rbdx_devlink_remove (target, index);
   if (owner == 0 || (rbdx_state_load (index, &st) == 0 && st.supervisor == owner))
     rbdx_state_remove (index);
 }
