@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/mapper/teardown.c: see teardown.h. */
+/* server/mapper/teardown.c: taking a mapping down: disconnect, then the
+ * devlink and the state file (see teardown.h). */
 #include <time.h>
 
 #include "devlinks.h"
