@@ -49,11 +49,12 @@
 #include "rbdx/cluster.h"
 #include "engine.h"
 #include "common/fdpass.h"
+#include "common/limits.h"
 
 /* Limits against a runaway or bogus local client (the sockets are mode
- * 0600): open connections, clients answered at once, and how long an
- * idle control client keeps its thread. */
-#define MAX_CONNS 64
+ * 0600): clients answered at once, and how long an idle control client
+ * keeps its thread.  Open connections: RBDX_ENGINE_MAX_OPEN
+ * (common/limits.h). */
 #define MAX_CLIENTS 32
 #define CONTROL_IDLE_S 30
 
@@ -228,13 +229,15 @@ open_served (struct engine *e, int fd, char *err, size_t errlen)
 }
 
 /* Too many open connections for one more (a cap against a runaway or
- * bogus client: the mapper uses at most 16 per device). */
+ * bogus client: the mapper uses at most RBDX_MAX_CONNECTIONS per
+ * device). */
 static bool
 full (char *err, size_t errlen)
 {
-  if (rbdx_engine_open_count () < MAX_CONNS)
+  if (rbdx_engine_open_count () < RBDX_ENGINE_MAX_OPEN)
     return false;
-  snprintf (err, errlen, "%d connections are open: no more", MAX_CONNS);
+  snprintf (err, errlen, "%d connections are open: no more",
+            RBDX_ENGINE_MAX_OPEN);
   return true;
 }
 

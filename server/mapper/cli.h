@@ -2,8 +2,8 @@
 /* server/mapper/cli.h: the mapper's command line, shared by its commands.
  *
  * rbdx.c parses the command line into a struct cli and runs one command:
- * cmd_map.c (map, attach), cmd_unmap.c (unmap), cmd_list.c (list-mapped,
- * status), with cmd_conninfo.c for --connection-info and mapped.c for
+ * cmd-map.c (map, attach), cmd-unmap.c (unmap), cmd-list.c (list-mapped,
+ * status), with cmd-conninfo.c for --connection-info and mapped.c for
  * the mappings recorded.  A command returns the exit status (0 done) or
  * dies: die() prints "rbdx: MESSAGE" and exits 1 (failed) or 2 (bad
  * usage).  Single-threaded.
@@ -31,18 +31,21 @@ void __attribute__ ((noreturn, format (printf, 2, 3)))
 die (int status, const char *fmt, ...);
 
 /** Add plugin parameter KEY=VALUE to @p o: @p key "KEY=" and @p value,
- *  or @p key "" and @p value "KEY=VALUE".  conf= and keyring= file names
- *  are made absolute (the supervisor runs in /).  Dies on errors. */
+ *  or @p key "" and @p value "KEY=VALUE".  A relative file name (any
+ *  parameter the core lists as naming a file) is made absolute against
+ *  the current directory (params.h: the supervisor runs in /).  Dies on
+ *  errors. */
 void cli_add_param (struct rbdx_map_opts *o, const char *key, const char *value);
 
 /** TARGET [KEY=VALUE...] (@p nargs of @p args) into c->o; a snapshot
  *  maps read-only.  Dies on bad usage. */
 void cli_set_target (struct cli *c, char **args, int nargs);
 
-/** The default number of connections: the online CPUs, 1 to 16. */
+/** The default number of connections: the online CPUs, 1 to
+ *  RBDX_MAX_CONNECTIONS (common/limits.h). */
 unsigned cli_default_connections (void);
 
-/** --connection-info (cmd_conninfo.c). */
+/** --connection-info (cmd-conninfo.c). */
 struct rbdx_conninfo;
 /** Read and parse the connection_info in @p path ("-": stdin) into @p ci
  *  (free with rbdx_conninfo_free).  Dies on errors. */
@@ -55,7 +58,7 @@ void cli_keyring_path (const char *spec, char *buf, size_t len);
  *  none) and passed as keyring=.  Dies on errors. */
 void cli_conninfo_to_map (struct cli *c, struct rbdx_conninfo *ci, char *kr, size_t krlen);
 /** Print os-brick's device info of /dev/nbd@p index mapped from @p spec
- *  (JSON: type, path (the /dev/rbdx link), device). */
+ *  (JSON: type, path (the /dev/rbdx devlink), device). */
 void cli_print_device_info (int index, const char *spec);
 
 /** The commands; each returns the exit status. */

@@ -12,7 +12,7 @@
 #include "cli.h"
 #include "conninfo.h"
 #include "json.h"
-#include "links.h"
+#include "devlinks.h"
 #include "state.h"
 
 void
@@ -46,13 +46,13 @@ void
 cli_print_device_info (int index, const char *spec)
 {
   json_object *o = rbdx_json_object ();
-  char link[4200], dev[32];
+  char devlink[4200], dev[32];
 
   snprintf (dev, sizeof dev, "/dev/nbd%d", index);
-  if (rbdx_link_path (spec, link, sizeof link) < 0)
-    snprintf (link, sizeof link, "%s", dev);
+  if (rbdx_devlink_path (spec, devlink, sizeof devlink) < 0)
+    snprintf (devlink, sizeof devlink, "%s", dev);
   rbdx_json_add_string (o, "type", "block");
-  rbdx_json_add_string (o, "path", link);
+  rbdx_json_add_string (o, "path", devlink);
   rbdx_json_add_string (o, "device", dev);
   rbdx_json_print (stdout, o);
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/mapper/conninfo.c: see conninfo.h. */
+/* server/mapper/conninfo.c: a Cinder RBD connection_info parsed with
+ * json-c into the map options it stands for (see conninfo.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>

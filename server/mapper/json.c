@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/mapper/json.c: see json.h. */
+/* server/mapper/json.c: the mapper's one JSON writer, over json-c (see
+ * json.h). */
 #include <stdlib.h>
 
 #include "json.h"

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/mapper/mapped.c: see mapped.h. */
+/* server/mapper/mapped.c: the mappings recorded: loaded (stale ones
+ * removed), found by target, and the run directory's lock (see mapped.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/mapper/negotiate.c: see negotiate.h. */
+/* server/mapper/negotiate.c: each connection's NBD handshake by libnbd,
+ * and the socket taken out of the handle for the kernel (see negotiate.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

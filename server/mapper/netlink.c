@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/mapper/netlink.c: see netlink.h. */
+/* server/mapper/netlink.c: the kernel's NBD generic netlink commands and
+ * events through libnl-genl-3 (see netlink.h). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  *   rbdx attach [OPTIONS] DEVICE [SPEC|URI [KEY=VALUE...]]
  *   rbdx list-mapped [--format plain|json]
  *   rbdx status [DEVICE|SPEC|URI] [--format plain|json]
- * Options and usage here; the commands in cmd_*.c.
+ * Options and usage here; the commands in cmd-*.c.
  * Exit status: 0 done, 1 failed (message on stderr), 2 bad usage.
  */
 #include <errno.h>
@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "common/limits.h"
+#include "params.h"
 #include "target.h"
 
 static const char *prog = "rbdx";
@@ -47,7 +49,7 @@ usage (FILE *f)
     "       rbdx status [/dev/nbdX|SPEC|URI] [--format plain|json]\n"
     "       rbdx -h | --help | --version\n"
     "map options:\n"
-    "  -c, --connections N      NBD connections (default: CPUs, at most 16)\n"
+    "  -c, --connections N      NBD connections (default: CPUs, at most %d)\n"
     "  -r, --read-only          map read-only\n"
     "      --exclusive          hold the image's exclusive lock (exclusive=true)\n"
     "  -d, --device /dev/nbdX   use this device (default: a free one)\n"
@@ -69,7 +71,7 @@ usage (FILE *f)
     "                           info JSON\n"
     "unmap options:\n"
     "      --force              unmap even if the device is mounted or open\n"
-    "See rbdx(8).\n");
+    "See rbdx(8).\n", RBDX_MAX_CONNECTIONS);
 }
 
 static unsigned
@@ -89,41 +91,26 @@ unsigned
 cli_default_connections (void)
 {
   long n = sysconf (_SC_NPROCESSORS_ONLN);
-  return n < 1 ? 1 : n > 16 ? 16 : (unsigned) n;
+  return n < 1 ? 1 : n > RBDX_MAX_CONNECTIONS ? RBDX_MAX_CONNECTIONS : (unsigned) n;
 }
 
 void
 cli_add_param (struct rbdx_map_opts *o, const char *key, const char *value)
 {
-  char *p, *abs = NULL;
+  char *kv, *p;
 
-  /* The supervisor runs in /: make file names absolute now. */
-  if (!*key) {
-    const char *eq = strchr (value, '=');
-    size_t klen = eq ? (size_t) (eq - value) : 0;
-    if (eq && eq[1] && eq[1] != '/' &&
-        ((klen == 4 && !strncmp (value, "conf", 4)) ||
-         (klen == 7 && !strncmp (value, "keyring", 7)))) {
-      char *real = realpath (eq + 1, NULL);
-      if (!real)
-        die (1, "%s: %s", value, strerror (errno));
-      if (asprintf (&abs, "%.*s=%s", (int) klen, value, real) < 0)
-        die (1, "out of memory");
-      free (real);
-      value = abs;
-    }
-  }
-  else if ((!strcmp (key, "conf=") || !strcmp (key, "keyring=")) && value[0] != '/') {
-    abs = realpath (value, NULL);
-    if (!abs)
-      die (1, "--%.*s %s: %s", (int) strlen (key) - 1, key, value, strerror (errno));
-    value = abs;
-  }
+  /* The supervisor runs in /: make file names absolute now, against the
+   * directory we were run from (params.h). */
+  if (asprintf (&kv, "%s%s", key, value) < 0)
+    die (1, "out of memory");
+  p = rbdx_param_absolute (kv);
+  if (!p)
+    die (1, "%s: cannot make the path absolute: %s", kv, strerror (errno));
+  free (kv);
   o->params = realloc (o->params, (o->nparams + 1) * sizeof *o->params);
-  if (!o->params || asprintf (&p, "%s%s", key, value) < 0)
+  if (!o->params)
     die (1, "out of memory");
   o->params[o->nparams++] = p;
-  free (abs);
 }
 
 enum { OPT_EXCLUSIVE = 256, OPT_IO_TIMEOUT, OPT_REATTACH, OPT_RESIZE, OPT_ID,
@@ -169,8 +156,9 @@ parse_cli (int argc, char **argv, struct cli *c)
       {
         char *end;
         long n = strtol (optarg, &end, 10);
-        if (end == optarg || *end || n < 1 || n > 16)
-          die (2, "--connections must be a number from 1 to 16, not '%s'", optarg);
+        if (end == optarg || *end || n < 1 || n > RBDX_MAX_CONNECTIONS)
+          die (2, "--connections must be a number from 1 to %d, not '%s'",
+               RBDX_MAX_CONNECTIONS, optarg);
         c->o.connections = (unsigned) n;
       }
       c->o.connections_set = true;

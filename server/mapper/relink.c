@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/mapper/relink.c: see relink.h. */
+/* server/mapper/relink.c: the re-attach decisions, pure: how many new
+ * sockets the kernel's dead links get, and when (see relink.h). */
 #include "relink.h"
 
 void

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/mapper/resize.c: see resize.h. */
+/* server/mapper/resize.c: the resize decisions, pure: what a new export
+ * size means for the device (see resize.h). */
 #include "resize.h"
 
 enum rbdx_resize_action

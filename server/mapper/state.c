@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/mapper/state.c: see state.h. */
+/* server/mapper/state.c: the RUN_DIR/nbdN state files and the sysfs
+ * checks of a device (see state.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>

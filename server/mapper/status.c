@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/mapper/status.c: see status.h. */
+/* server/mapper/status.c: `rbdx status`: a mapping's state counts and its
+ * server's metrics file, plain or JSON (see status.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

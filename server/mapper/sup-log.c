@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/mapper/sup-log.c: see sup.h. */
+/* server/mapper/sup-log.c: the supervisor's clock, sleep, timestamped log
+ * and errno texts (see sup.h). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>

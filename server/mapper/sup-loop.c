@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "negotiate.h"
+#include "params.h"
 #include "sup.h"
 #include "teardown.h"
 
@@ -24,6 +25,7 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
   int null, logfd;
   sigset_t mask;
   char path[400];
+  const char *um;
 
   /* The flock belongs to the open file description that `rbdx map` still
    * holds: closing our copy (never LOCK_UN) leaves it to the parent. */
@@ -58,9 +60,17 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
   if (snprintf (s->dir, sizeof s->dir, "%s/sup-%ld", rbdx_run_dir (), (long) getpid ()) < 0 ||
       snprintf (s->sock, sizeof s->sock, "%s/nbd.sock", s->dir) < 0 ||
       snprintf (s->srvlog, sizeof s->srvlog, "%s/server.log", s->dir) < 0 ||
-      snprintf (s->sizefile, sizeof s->sizefile, "%s/size", s->dir) < 0 ||
-      snprintf (s->metrics, sizeof s->metrics, "%s/metrics.prom", s->dir) < 0)
+      snprintf (s->sizefile, sizeof s->sizefile, "%s/size", s->dir) < 0)
     _exit (1);
+  /* The server's metrics file: the one given (metrics_file=, already
+   * absolute), else ours in the private directory. */
+  um = rbdx_param_find (o->params, o->nparams, "metrics_file");
+  if ((size_t) snprintf (s->metrics, sizeof s->metrics, "%s%s", um ? um : s->dir,
+                         um ? "" : "/metrics.prom") >= sizeof s->metrics) {
+    dprintf (report_fd, "ERR metrics_file=%s: longer than %zu bytes\n", um,
+             sizeof s->metrics - 1);
+    _exit (1);
+  }
   snprintf (s->backend, sizeof s->backend, "rbdx:%s", o->target);
   s->connect_to = o->is_uri ? o->target : s->sock;
   if (!o->is_uri && o->engine) {
@@ -139,7 +149,7 @@ void
 sup_run (struct sup *s)
 {
   for (;;) {
-    struct pollfd p[2 + 2 * MAX_CONNS];
+    struct pollfd p[2 + 2 * RBDX_MAX_CONNECTIONS];
     size_t np = 0, i;
     double t;
     unsigned n;

@@ -5,13 +5,14 @@
  *   supervise.c   the server process (start, stop, wait, its log), the
  *                 start of the mapping (negotiate, connect, report), and
  *                 the negotiations of re-attach and URI size polls
- *   suploop.c     the process: fork and report (rbdx_supervise_start),
+ *   sup-loop.c    the process: fork and report (rbdx_supervise_start),
  *                 setup, the poll loop, signals, unmap
- *   suplinks.c    dead links and re-attach (decisions: relink.h)
- *   supresize.c   size file following, URI growth and shrink
+ *   sup-links.c   dead links (the kernel's connections) and re-attach
+ *                 (decisions: relink.h)
+ *   sup-resize.c  size file following, URI growth and shrink
  *                 (decisions: resize.h)
- *   supstate.c    the state file (state.h) from struct sup
- *   suplog.c      clock, sleep, the log, errno texts
+ *   sup-state.c   the state file (state.h) from struct sup
+ *   sup-log.c     clock, sleep, the log, errno texts
  * One supervisor process per device, single-threaded: nothing here is
  * thread-safe.
  */
@@ -24,13 +25,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/limits.h"
 #include "negotiate.h"
 #include "netlink.h"
 #include "relink.h"
 #include "state.h"
 #include "supervise.h"
-
-#define MAX_CONNS 16
 
 struct sup {
   const struct rbdx_map_opts *o;
@@ -44,7 +44,7 @@ struct sup {
   struct rbdx_nl *cmd, *mc;
   int sigfd, report_fd;
   uint64_t dev_size;
-  struct rbdx_copy copies[2 * MAX_CONNS];
+  struct rbdx_copy copies[2 * RBDX_MAX_CONNECTIONS];
   size_t ncopies;
   struct rbdx_relink relink;   /* dead links counted, back-off */
   double last_reattach_msg;
@@ -62,7 +62,7 @@ struct sup {
   char metrics[300];       /* our server's metrics_file */
 };
 
-/* suplog.c */
+/* sup-log.c */
 /** Seconds on CLOCK_MONOTONIC. */
 double now (void);
 /** Sleep @p s seconds (signals may cut it short). */
@@ -87,19 +87,19 @@ void remove_private_dir (struct sup *s);
  *  CONNS", "DUP INDEX" or "ERR MESSAGE" on @p report_fd, then sup_run.
  *  Never returns. */
 void __attribute__ ((noreturn)) sup_map (const struct rbdx_map_opts *o, int report_fd);
-/** Negotiate @p n sockets and hand them to the kernel (suplinks.c). */
+/** Negotiate @p n sockets and hand them to the kernel (sup-links.c). */
 void reattach (struct sup *s, unsigned n);
 /** URI mode: ask the server for the export's size; follow it. */
 void poll_size (struct sup *s);
 
-/* suploop.c */
+/* sup-loop.c */
 /** Become the supervisor of @p o: session, signals, private directory
  *  and log.  Reports a failure on @p report_fd and exits. */
 void sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd);
 /** Serve the device until it is unmapped; never returns. */
 void __attribute__ ((noreturn)) sup_run (struct sup *s);
 
-/* suplinks.c */
+/* sup-links.c */
 /** Keep copies of @p n sockets negotiated at @p size bytes (closed when
  *  there is no room). */
 void sup_add_copies (struct sup *s, const int *fds, size_t n, uint64_t size);
@@ -118,7 +118,7 @@ void sup_hand_over (struct sup *s, int r, int *fds, unsigned n,
  *  of its connections. */
 void sup_kill_orphan (struct sup *s);
 
-/* supresize.c */
+/* sup-resize.c */
 /** The image size our server publishes (size_file=), 0 if not there. */
 uint64_t sup_read_size_file (const struct sup *s);
 /** Image spec: follow the size file. */
@@ -128,7 +128,7 @@ void sup_export_size (struct sup *s, uint64_t size);
 /** NBD URI: set the size once growth has all connections at it. */
 void sup_finish_growth (struct sup *s);
 
-/* supstate.c */
+/* sup-state.c */
 /** Write the device's state file (errors are logged). */
 void sup_save_state (struct sup *s);
 /** Another connected mapping of image @p identity in the same mode

@@ -15,7 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "links.h"
+#include "devlinks.h"
+#include "params.h"
 #include "resize.h"
 #include "sup.h"
 
@@ -87,7 +88,9 @@ remove_private_dir (struct sup *s)
   unlink (s->sock);
   unlink (s->srvlog);
   unlink (s->sizefile);
-  unlink (s->metrics);
+  /* Our own metrics file only: one given with metrics_file= stays. */
+  snprintf (path, sizeof path, "%s/metrics.prom", s->dir);
+  unlink (path);
   snprintf (path, sizeof path, "%s/supervisor.log", s->dir);
   unlink (path);
   rmdir (s->dir);
@@ -154,10 +157,15 @@ spawn_server (struct sup *s)
    * (see server/mapper/README.md). */
   argv[n++] = size_param;
   argv[n++] = "advertise_size=max";
-  /* Request counters for `rbdx status` (nbdkit-rbdx-plugin(1), METRICS). */
-  snprintf (metrics_param, sizeof metrics_param, "metrics_file=%s", s->metrics);
-  argv[n++] = metrics_param;
-  argv[n++] = "metrics_interval=2";
+  /* Request counters for `rbdx status` (nbdkit-rbdx-plugin(1), METRICS),
+   * in our private directory unless metrics_file= or metrics_interval=
+   * was given (those are among o->params). */
+  if (!rbdx_param_find (o->params, o->nparams, "metrics_file")) {
+    snprintf (metrics_param, sizeof metrics_param, "metrics_file=%s", s->metrics);
+    argv[n++] = metrics_param;
+  }
+  if (!rbdx_param_find (o->params, o->nparams, "metrics_interval"))
+    argv[n++] = "metrics_interval=2";
   /* Once the image is known, a restarted server serves exactly it, even
    * if its name now means another image (rename, re-create). */
   if (*s->identity) {
@@ -230,7 +238,7 @@ wait_server (struct sup *s, double secs)
 void
 reattach (struct sup *s, unsigned n)
 {
-  int fds[MAX_CONNS];
+  int fds[RBDX_MAX_CONNECTIONS];
   struct rbdx_export e;
   const char *why = NULL;
   int r;
@@ -288,7 +296,7 @@ sup_map (const struct rbdx_map_opts *o, int report_fd)
 {
   static struct sup sup;
   struct sup *s = &sup;
-  int fds[MAX_CONNS], r, tries;
+  int fds[RBDX_MAX_CONNECTIONS], r, tries;
   struct rbdx_export e;
   const char *why = NULL;
   struct rbdx_nl_config cfg;
@@ -409,8 +417,8 @@ sup_map (const struct rbdx_map_opts *o, int report_fd)
     fail_start (s, "%s did not appear with a size within 10 s", path);
   }
   sup_save_state (s);
-  if (!o->is_uri && (r = rbdx_link_add (o->target, s->index)) < 0)
-    logmsg ("cannot make the link of %s to %s: %s", o->target, path, strerror (-r));
+  if (!o->is_uri && (r = rbdx_devlink_add (o->target, s->index)) < 0)
+    logmsg ("cannot make the devlink of %s to %s: %s", o->target, path, strerror (-r));
   logmsg ("%s %s with %u connection(s), %llu bytes", path,
           o->attach ? "re-attached" : "mapped", s->conns,
           (unsigned long long) e.size);

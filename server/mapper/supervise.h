@@ -34,7 +34,7 @@
 struct rbdx_map_opts {
   char target[1024];          /**< canonical image spec, or the NBD URI */
   bool is_uri;                /**< target is an NBD URI (server not ours) */
-  unsigned connections;       /**< 1..16 */
+  unsigned connections;       /**< 1..RBDX_MAX_CONNECTIONS */
   bool connections_set;       /**< given on the command line */
   bool read_only;
   int device;                 /**< device number, -1: any free one */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/mapper/target.c: see target.h. */
+/* server/mapper/target.c: a target (image spec or NBD URI) in canonical
+ * form, and /dev/nbdN names (see target.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/mapper/teardown.c: see teardown.h. */
+/* server/mapper/teardown.c: taking a mapping down: disconnect, then the
+ * devlink and the state file (see teardown.h). */
 #include <time.h>
 
-#include "links.h"
+#include "devlinks.h"
 #include "state.h"
 #include "target.h"
 #include "teardown.h"
@@ -25,7 +26,7 @@ rbdx_teardown_forget (int index, const char *target, pid_t owner)
   struct rbdx_state st;
 
   if (*target && !rbdx_target_is_uri (target))
-    rbdx_link_remove (target, index);
+    rbdx_devlink_remove (target, index);
   if (owner == 0 || (rbdx_state_load (index, &st) == 0 && st.supervisor == owner))
     rbdx_state_remove (index);
 }

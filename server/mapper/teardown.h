@@ -4,7 +4,7 @@
  * Used by the device's supervisor when it unmaps (SIGTERM from `rbdx
  * unmap`, or the device disconnected by someone else) and by `rbdx unmap`
  * itself when the supervisor is gone: disconnect the device, then forget
- * the mapping (its /dev/rbdx link and its state file).  Stopping the
+ * the mapping (its /dev/rbdx devlink and its state file).  Stopping the
  * server is the caller's (the supervisor stops its child; `rbdx unmap`
  * signals a server that outlived its supervisor).  Not thread-safe.
  */
@@ -24,11 +24,11 @@
 int rbdx_teardown_disconnect (struct rbdx_nl *nl, int index, double wait_s);
 
 /** Forget the mapping of /dev/nbd@p index from @p target: remove its
- *  /dev/rbdx link (image specs only; links.h: only while it points at
+ *  /dev/rbdx devlink (image specs only; devlinks.h: only while it points at
  *  this device) and its state file, the latter only while it names
  *  supervisor @p owner (the kernel may have given the device number to
  *  another mapping meanwhile); @p owner 0: whichever.  @p target "" is
- *  unknown (no link to remove).  Never fails. */
+ *  unknown (no devlink to remove).  Never fails. */
 void rbdx_teardown_forget (int index, const char *target, pid_t owner);
 
 #endif

@@ -14,8 +14,12 @@
  * between the other end and the negotiated socket (already in the
  * transmission phase), so the kernel's requests reach the host's server
  * unchanged, and when the stand-in dies (a "crash" in the tests) the
- * kernel's connections die with it, as with the real engine.  $STANDIN_IDENTITY, if set, is stated as the
- * identity when the server states none (oldstyle).
+ * kernel's connections die with it, as with the real engine.
+ * $STANDIN_IDENTITY, if set, is stated as the identity when the server
+ * states none (oldstyle).  With $STANDIN_WAIT=NAME it marks the step
+ * "engine-args" once the command line is recorded and listens only after
+ * the host's signal NAME, so the host can start its server with the
+ * parameters the mapper built (test-kernel-c26-relative-paths.sh).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -100,11 +104,28 @@ answer (int c, const char *uri)
   close (sv[1]);
 }
 
+/* Tell the host the command line is recorded (/share/step.engine-args)
+ * and wait up to 110 s, within the supervisor's 120 s for its server to
+ * listen, for its signal /share/host.NAME. */
+static void
+wait_host (const char *name)
+{
+  char path[256];
+  FILE *f = fopen ("/share/step.engine-args", "w");
+
+  if (f)
+    fclose (f);
+  snprintf (path, sizeof path, "/share/host.%s", name);
+  for (int i = 0; i < 1100 && access (path, F_OK) < 0; i++)
+    usleep (100000);
+}
+
 int
 main (int argc, char **argv)
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   const char *control = NULL, *uri = getenv ("STANDIN_URI");
+  const char *wait_for = getenv ("STANDIN_WAIT");
   char def[256];
   FILE *f = fopen ("/share/engine-args", "w");
   int l;
@@ -122,6 +143,8 @@ main (int argc, char **argv)
   }
   if (f)
     fclose (f);
+  if (wait_for && *wait_for)
+    wait_host (wait_for);
   if (!control || strlen (control) >= sizeof sa.sun_path) {
     fprintf (stderr, "standin-engine: no usable --control PATH\n");
     return 2;

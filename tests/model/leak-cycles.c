@@ -1,5 +1,6 @@
-/* leak-cycles: connect/disconnect cycles against one nbdkit serving an
- * rbdx image, watching the server process for leaks.
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* tests/model/leak-cycles.c: connect/disconnect cycles against one
+ * nbdkit serving an rbdx image, watching the server process for leaks.
  *
  * Usage: leak-cycles URI PID CYCLES SECONDS RSS-BOUND-MIB
  *   URI             the export (nbdkit's socket)

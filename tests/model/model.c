@@ -1,4 +1,5 @@
-/* model: a model-checked random test of an rbdx export.
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* tests/model/model.c: a model-checked random test of an rbdx export.
  *
  * Random sequences of READ, WRITE (with and without FUA), FLUSH, TRIM,
  * WRITE_ZEROES (with and without NO_HOLE, FAST_ZERO and FUA) and

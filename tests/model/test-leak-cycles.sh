@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Leak check: 1000 connect/disconnect cycles (libnbd; WRITE+FUA, READ,
 # BLOCK_STATUS, FLUSH each) against one nbdkit serving an rbdx image
 # with default features (so every connection also takes and drops a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Model-checked random test (model.c): random READ, WRITE (+FUA), FLUSH,
 # TRIM, WRITE_ZEROES (NO_HOLE, FAST_ZERO, FUA) and BLOCK_STATUS over 1-4
 # parallel connections, forbidden requests and dropped connections mixed

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/mapper/links.c: see links.h. */
+/* server/mapper/devlinks.c: the /dev/rbdx/POOL/IMAGE symlinks of mapped
+ * images (see devlinks.h). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -8,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "links.h"
+#include "devlinks.h"
 
 static const char *
 dev_dir (void)
@@ -18,7 +19,7 @@ dev_dir (void)
 }
 
 int
-rbdx_link_path (const char *spec, char *buf, size_t len)
+rbdx_devlink_path (const char *spec, char *buf, size_t len)
 {
   int n = snprintf (buf, len, "%s/%s", dev_dir (), spec);
   return n < 0 || (size_t) n >= len ? -ENAMETOOLONG : 0;
@@ -50,12 +51,12 @@ make_dirs (const char *path)
 }
 
 int
-rbdx_link_add (const char *spec, int index)
+rbdx_devlink_add (const char *spec, int index)
 {
   char path[PATH_MAX], tmp[PATH_MAX + 32], dev[64];
   int r;
 
-  if ((r = rbdx_link_path (spec, path, sizeof path)) < 0 ||
+  if ((r = rbdx_devlink_path (spec, path, sizeof path)) < 0 ||
       (r = make_dirs (path)) < 0)
     return r;
   snprintf (dev, sizeof dev, "/dev/nbd%d", index);
@@ -70,13 +71,13 @@ rbdx_link_add (const char *spec, int index)
 }
 
 void
-rbdx_link_remove (const char *spec, int index)
+rbdx_devlink_remove (const char *spec, int index)
 {
   char path[PATH_MAX], target[64], dev[64], *p;
   size_t base = strlen (dev_dir ());
   ssize_t n;
 
-  if (rbdx_link_path (spec, path, sizeof path) < 0)
+  if (rbdx_devlink_path (spec, path, sizeof path) < 0)
     return;
   snprintf (dev, sizeof dev, "/dev/nbd%d", index);
   n = readlink (path, target, sizeof target - 1);
