@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/mapper/sup-loop.c: the supervisor process: its fork and report, its
- * setup, the loop that keeps the device served, its signals, and the
- * unmap (see sup.h). */
+/* server/mapper/sup-loop.c: the supervisor process: its setup, the loop
+ * that keeps the device served, its signals, and the unmap (see sup.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -212,66 +211,4 @@ sup_run (struct sup *s)
     else
       s->disconnected_ticks = 0;
   }
-}
-
-int
-rbdx_supervise_start (const struct rbdx_map_opts *o, int *index_out,
-                      long *server_out, long *sup_out, unsigned *conns_out,
-                      const char **msg)
-{
-  static char why[2200];
-  char buf[2200];
-  size_t used = 0;
-  int pfd[2], idx;
-  long server;
-  unsigned conns;
-  ssize_t r;
-  pid_t pid;
-
-  if (pipe2 (pfd, O_CLOEXEC) == -1) {
-    snprintf (why, sizeof why, "pipe: %s", strerror (errno));
-    *msg = why;
-    return -1;
-  }
-  fflush (NULL);
-  pid = fork ();
-  if (pid < 0) {
-    snprintf (why, sizeof why, "fork: %s", strerror (errno));
-    *msg = why;
-    return -1;
-  }
-  if (pid == 0) {
-    close (pfd[0]);
-    sup_map (o, pfd[1]);
-  }
-  close (pfd[1]);
-  while (used < sizeof buf - 1 &&
-         (r = read (pfd[0], buf + used, sizeof buf - 1 - used)) != 0) {
-    if (r < 0) {
-      if (errno == EINTR)
-        continue;
-      break;
-    }
-    used += (size_t) r;
-  }
-  close (pfd[0]);
-  buf[used] = '\0';
-  buf[strcspn (buf, "\n")] = '\0';
-  if (sscanf (buf, "DUP %d", &idx) == 1) {
-    waitpid (pid, NULL, 0);
-    *index_out = idx;
-    return 1;
-  }
-  if (sscanf (buf, "OK %d %ld %u", &idx, &server, &conns) == 3) {
-    *index_out = idx;
-    *server_out = server;
-    *sup_out = pid;
-    *conns_out = conns;
-    return 0;
-  }
-  waitpid (pid, NULL, 0);
-  snprintf (why, sizeof why, "%s", strncmp (buf, "ERR ", 4) == 0 ? buf + 4
-            : "the supervisor died before mapping the device");
-  *msg = why;
-  return -1;
 }
