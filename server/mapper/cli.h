@@ -35,6 +35,13 @@ die (int status, const char *fmt, ...);
  *  are made absolute (the supervisor runs in /).  Dies on errors. */
 void cli_add_param (struct rbdx_map_opts *o, const char *key, const char *value);
 
+/** Die (exit 2, with a message naming the offending value) unless
+ *  rbdx_args_check (target.h) accepts @p target and the @p nparams
+ *  @p params: every spec and parameter a server would get, from the
+ *  command line, a connection_info or an rbdxtab line, goes through it
+ *  before anything is written or started. */
+void cli_check_args (const char *target, char *const *params, size_t nparams);
+
 /** TARGET [KEY=VALUE...] (@p nargs of @p args) into c->o; a snapshot
  *  maps read-only.  Dies on bad usage. */
 void cli_set_target (struct cli *c, char **args, int nargs);

@@ -71,6 +71,7 @@ cli_conninfo_to_map (struct cli *c, struct rbdx_conninfo *ci, char *kr, size_t k
     cli_add_param (&c->o, "", ci->params[i]);
   if (ci->read_only)
     c->o.read_only = true;
+  cli_check_args (c->o.target, c->o.params, c->o.nparams);
   *kr = '\0';
   if (!ci->keyring)
     return;

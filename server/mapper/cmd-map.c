@@ -143,6 +143,7 @@ cmd_map (struct cli *c)
   if (!c->o.connections)
     c->o.connections = cli_default_connections ();
   default_writers (&c->o);
+  cli_check_args (c->o.target, c->o.params, c->o.nparams);
   set_engine (c, NULL);
   if (geteuid () != 0)
     die (1, "mapping a device needs root (CAP_SYS_ADMIN for the kernel's NBD "
@@ -248,6 +249,7 @@ cmd_attach (struct cli *c)
          "mapped from", index);
   if (!c->o.connections)
     c->o.connections = cli_default_connections ();
+  cli_check_args (c->o.target, c->o.params, c->o.nparams);
   c->o.device = index;
   c->o.attach = true;
   c->o.connections_set = true;

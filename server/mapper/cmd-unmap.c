@@ -69,6 +69,7 @@ cmd_unmap (struct cli *c)
     if (c->nargs != 1)
       die (2, "--connection-info names the volume: no device, spec or URI too");
     cli_load_conninfo (c->conninfo, &ci);
+    cli_check_args (ci.spec, NULL, 0);
     snprintf (c->o.target, sizeof c->o.target, "%s", ci.spec);
     rbdx_conninfo_free (&ci);
     what = c->o.target;

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "server-args.h"
 #include "sup.h"
 
 /* The last few non-empty lines of the server's log, joined with "; ". */
@@ -93,56 +94,12 @@ remove_private_dir (struct sup *s)
 int
 spawn_server (struct sup *s)
 {
-  const struct rbdx_map_opts *o = s->o;
-  char **argv = calloc (o->nparams + 16, sizeof *argv);
-  char size_param[320], id_param[340], metrics_param[320];
-  size_t n = 0, i;
+  char **argv = rbdx_server_argv (s->o, s->sock, s->sizefile, s->metrics,
+                                 s->identity);
   pid_t pid, parent;
 
   if (!argv)
     return -ENOMEM;
-  if (snprintf (size_param, sizeof size_param, "size_file=%s", s->sizefile) < 0) {
-    free (argv);
-    return -EINVAL;
-  }
-  if (o->engine) {
-    /* The built-in engine (server/engine/engine.h): the same parameters, its
-     * control socket where nbdkit would listen. */
-    argv[n++] = (char *) o->engine;
-    argv[n++] = "--control";
-    argv[n++] = s->sock;
-    if (o->read_only)
-      argv[n++] = "--readonly";
-  }
-  else {
-    argv[n++] = (char *) o->nbdkit;
-    argv[n++] = "--foreground";
-    argv[n++] = "--unix";
-    argv[n++] = s->sock;
-    if (o->read_only)
-      argv[n++] = "--readonly";
-    argv[n++] = (char *) o->plugin;
-  }
-  argv[n++] = (char *) o->target;
-  /* Our own server tells every connection the largest size and publishes
-   * the image's real size in a file: growth then needs no new connections
-   * (see server/mapper/README.md). */
-  argv[n++] = size_param;
-  argv[n++] = "advertise_size=max";
-  /* Request counters for `rbdx status` (nbdkit-rbdx-plugin(1), METRICS). */
-  snprintf (metrics_param, sizeof metrics_param, "metrics_file=%s", s->metrics);
-  argv[n++] = metrics_param;
-  argv[n++] = "metrics_interval=2";
-  /* Once the image is known, a restarted server serves exactly it, even
-   * if its name now means another image (rename, re-create). */
-  if (*s->identity) {
-    snprintf (id_param, sizeof id_param, "identity=%s", s->identity);
-    argv[n++] = id_param;
-  }
-  for (i = 0; i < o->nparams; i++)
-    argv[n++] = o->params[i];
-  argv[n] = NULL;
-
   unlink (s->sock);
   parent = getpid ();
   pid = fork ();
@@ -172,9 +129,13 @@ spawn_server (struct sup *s)
     dprintf (2, "rbdx: cannot run %s: %s\n", argv[0], strerror (errno));
     _exit (127);
   }
-  free (argv);
-  if (pid < 0)
-    return -errno;
+  if (pid < 0) {
+    int e = errno;
+    rbdx_server_argv_free (argv);
+    errno = e;
+    return -e;
+  }
+  rbdx_server_argv_free (argv);
   s->server = pid;
   s->server_started = now ();
   logmsg ("started the server, pid %ld, on %s", (long) pid, s->sock);

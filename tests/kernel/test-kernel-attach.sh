@@ -85,7 +85,7 @@ say "map printed: $out"
 [ "$out" = "{\"type\":\"block\",\"path\":\"$link\",\"device\":\"/dev/nbd0\"}" ] ||
   fail "unexpected device info: $out"
 [ "$(readlink "$link")" = /dev/nbd0 ] || fail "$link does not point at /dev/nbd0"
-grep -qx "$VOLUME" /share/engine-args || fail "the volume is not the server's image"
+grep -qx "image=$VOLUME" /share/engine-args || fail "the volume is not the server's image="
 grep -qx "id=$CINDER_USER" /share/engine-args || fail "no id=$CINDER_USER"
 grep -qx "mon_host=$MON_HOST" /share/engine-args || fail "no mon_host=$MON_HOST"
 grep -qx "keyring=$kr" /share/engine-args || fail "no keyring=$kr"
