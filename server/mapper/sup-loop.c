@@ -17,6 +17,16 @@
 #include "sup.h"
 #include "teardown.h"
 
+/* A failure before the supervisor can log: the mapping (not an attach)
+ * ends here, and the keyring it owns with it. */
+static void __attribute__ ((noreturn))
+setup_exit (const struct rbdx_map_opts *o)
+{
+  if (!o->attach)
+    rbdx_state_remove_keyring (o->keyring_file);
+  _exit (1);
+}
+
 void
 sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
 {
@@ -36,7 +46,7 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
   snprintf (s->identity, sizeof s->identity, "%s", o->identity);
   setsid ();
   if (chdir ("/") == -1)
-    _exit (1);
+    setup_exit (o);
   signal (SIGPIPE, SIG_IGN);
   sigemptyset (&mask);
   sigaddset (&mask, SIGTERM);
@@ -52,14 +62,14 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
   if (strlen (rbdx_run_dir ()) > 80) {
     dprintf (report_fd, "ERR the run directory %s is too long (80 bytes at most)\n",
              rbdx_run_dir ());
-    _exit (1);
+    setup_exit (o);
   }
   if (snprintf (s->dir, sizeof s->dir, "%s/sup-%ld", rbdx_run_dir (), (long) getpid ()) < 0 ||
       snprintf (s->sock, sizeof s->sock, "%s/nbd.sock", s->dir) < 0 ||
       snprintf (s->srvlog, sizeof s->srvlog, "%s/server.log", s->dir) < 0 ||
       snprintf (s->sizefile, sizeof s->sizefile, "%s/size", s->dir) < 0 ||
       snprintf (s->metrics, sizeof s->metrics, "%s/metrics.prom", s->dir) < 0)
-    _exit (1);
+    setup_exit (o);
   snprintf (s->backend, sizeof s->backend, "rbdx:%s", o->target);
   s->connect_to = o->is_uri ? o->target : s->sock;
   if (!o->is_uri && o->engine) {
@@ -69,10 +79,10 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
   }
   if (mkdir (s->dir, 0700) == -1) {
     dprintf (report_fd, "ERR cannot create %s: %s\n", s->dir, strerror (errno));
-    _exit (1);
+    setup_exit (o);
   }
   if (snprintf (path, sizeof path, "%s/supervisor.log", s->dir) < 0)
-    _exit (1);
+    setup_exit (o);
   logfd = open (path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   null = open ("/dev/null", O_RDWR);
   if (null >= 0)
@@ -94,6 +104,7 @@ unmap_and_exit (struct sup *s, bool disconnect)
   close_copies (s);
   stop_server (s);
   rbdx_teardown_forget (s->index, s->o->target, getpid ());
+  rbdx_state_remove_keyring (s->o->keyring_file);
   logmsg ("/dev/nbd%d unmapped", s->index);
   remove_private_dir (s);
   _exit (0);

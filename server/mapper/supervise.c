@@ -35,6 +35,9 @@ fail_start (struct sup *s, const char *fmt, ...)
   logmsg ("%s", msg);
   close_copies (s);
   stop_server (s);
+  /* A failed attach leaves the mapping (and its keyring) as it was. */
+  if (!s->o->attach)
+    rbdx_state_remove_keyring (s->o->keyring_file);
   if (s->report_fd >= 0) {
     dprintf (s->report_fd, "ERR %s\n", msg);
     close (s->report_fd);
@@ -66,6 +69,7 @@ check_identity (struct sup *s, const struct rbdx_export *e, const int *fds)
     close (fds[i]);
   logmsg ("image %s is already mapped on /dev/nbd%d", e->identity, dup);
   stop_server (s);
+  rbdx_state_remove_keyring (s->o->keyring_file);
   dprintf (s->report_fd, "DUP %d\n", dup);
   close (s->report_fd);
   remove_private_dir (s);
@@ -238,6 +242,17 @@ rbdx_supervise_start (const struct rbdx_map_opts *o, int *index_out,
   if (pid == 0) {
     close (pfd[0]);
     sup_map (o, pfd[1]);
+  }
+  /* The supervisor owns what the caller wrote for it (o->keyring_file):
+   * the signals the caller blocked while writing it may end us again. */
+  {
+    sigset_t ends;
+    sigemptyset (&ends);
+    sigaddset (&ends, SIGINT);
+    sigaddset (&ends, SIGTERM);
+    sigaddset (&ends, SIGHUP);
+    sigaddset (&ends, SIGQUIT);
+    sigprocmask (SIG_UNBLOCK, &ends, NULL);
   }
   close (pfd[1]);
   while (used < sizeof buf - 1 &&
