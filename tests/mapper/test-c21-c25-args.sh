@@ -25,7 +25,12 @@ requires python3
 
 d=$(tmpdir)
 mkdir "$d/bin"
-: >"$d/x.so"
+# The file of C21, one directory deep as there (/tmp/x.so): the spec
+# --filter=/tmp/NAME.so is then pool '--filter=', namespace 'tmp', image
+# NAME.so, which the spec grammar accepts.
+so=/tmp/rbdx-c21-$$.so
+: >"$so"
+at_exit "rm -f $so"
 for s in nbdkit rbdx-engine; do
   cat >"$d/bin/$s" <<EOF
 #!/bin/sh
@@ -66,10 +71,11 @@ print(json.dumps({"driver_volume_type": "rbd", "data": data}))
 PY
 }
 
-specs=("--filter=$d/x.so" --run=/bin/true --pidfile=/tmp/p rbd/a=b conf=/x/y
+specs=("--filter=$so" --run=/bin/true --pidfile=/tmp/p rbd/a=b conf=/x/y
        keyring=/x/k rbd/-x $'rbd/a\nb')
 for spec in "${specs[@]}"; do
   shown="'${spec//$'\n'/\\n}'"
+  case $spec in -*) shown="$shown: it starts with '-'" ;; *=*) shown="$shown contains '='" ;; esac
   refused "$shown" 2 "$rbdx" map --engine nbdkit -- "$spec"
   refused "$shown" 2 "$rbdx" map -- "$spec" id=admin
   refused "$shown" 2 "$rbdx" map --engine nbdkit -c 2 -- "$spec" id=admin
@@ -80,32 +86,32 @@ for spec in "${specs[@]}"; do
   say "refused through map, --connection-info map and unmap: $shown"
 done
 # Without "--" rbdx's own option parser sees the dashed ones first.
-refused "unknown option '--filter=$d/x.so'" 2 "$rbdx" map --engine nbdkit "--filter=$d/x.so"
+refused "unknown option '--filter=$so'" 2 "$rbdx" map --engine nbdkit "--filter=$so"
 
 # connection_info fields that become parameters.
 conninfo rbd/vol auth_username '"--run=/bin/sh"' >"$d/ci.json"
 refused "'id=--run=/bin/sh': the value starts with '-'" 2 "$rbdx" map --connection-info "$d/ci.json"
-conninfo rbd/vol hosts "[\"--filter=$d/x.so\"]" ports '[""]' >"$d/ci.json"
-refused "'mon_host=--filter=$d/x.so'" 2 "$rbdx" map --connection-info "$d/ci.json"
+conninfo rbd/vol hosts "[\"--filter=$so\"]" ports '[""]' >"$d/ci.json"
+refused "'mon_host=--filter=$so'" 2 "$rbdx" map --connection-info "$d/ci.json"
 conninfo rbd/vol cluster_name '"a\nb"' >"$d/ci.json"
 refused "'cluster=a\\nb'" 2 "$rbdx" map --connection-info "$d/ci.json"
 say "hostile connection_info fields refused"
 
 # Command-line parameters.
 refused "'id=--run=/bin/true'" 2 "$rbdx" map rbd/vm1 id=--run=/bin/true
-refused "parameter '--filter=$d/x.so': '--filter' is not a parameter name" 2 "$rbdx" map -- rbd/vm1 "--filter=$d/x.so"
+refused "parameter '--filter=$so': '--filter' is not a parameter name" 2 "$rbdx" map -- rbd/vm1 "--filter=$so"
 refused "image= refused" 2 "$rbdx" map rbd/vm1 -o image=rbd/other
 refused "'id=a\\nsupervisor=1'" 2 "$rbdx" map rbd/vm1 $'id=a\nsupervisor=1'
 
 # rbdxtab: a spec with '=' is not a spec for rbdx-map-all's parser; the
 # rest reach the mapper as data (`rbdx map -- SPEC OPTIONS...`).
 if [ -x "$map_all" ]; then
-  for spec in "--filter=$d/x.so" --run=/bin/true --pidfile=/tmp/p rbd/a=b conf=/x/y keyring=/x/k; do
+  for spec in "--filter=$so" --run=/bin/true --pidfile=/tmp/p rbd/a=b conf=/x/y keyring=/x/k; do
     printf '%s id=admin\n' "$spec" >"$d/tab"
     refused "the line must start with the image spec, not '$spec'" 1 \
       env RBDXTAB="$d/tab" RBDX="$rbdx" "$map_all" map
   done
-  printf '%s\n' 'rbd/-x id=admin' '-x' "rbd/vm1 --filter=$d/x.so" 'rbd/vm2 id=--run=/bin/true' \
+  printf '%s\n' 'rbd/-x id=admin' '-x' "rbd/vm1 --filter=$so" 'rbd/vm2 id=--run=/bin/true' \
     'rbd/vm3 ceph.key=AQBsecretsecretsecretsecretsecret==' >"$d/tab"
   refused "5 of 5 image(s) failed to map" 1 env RBDXTAB="$d/tab" RBDX="$rbdx" "$map_all" map
   for m in "image spec 'rbd/-x': a component starts with '-'" "image spec '-x': it starts with '-'" \
