@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* server/engine/engine.c: rbdx-engine, the built-in engine's process (engine.h).
  *
- *   rbdx-engine [-v] [--readonly] --control PATH [--oldstyle PATH]
- *               SPEC [KEY=VALUE...]
+ *   rbdx-engine [-v] [--readonly] --control PATH [--oldstyle PATH] [--]
+ *               [image=]SPEC [KEY=VALUE...]
  *
  * SPEC and KEY=VALUE are the plugin's parameters (nbdkit-rbdx-plugin(1))
  * for one image; pool= (serving a pool by export name) is the plugin's.
+ * After "--" every argument is a parameter, even one that starts with
+ * '-': the mapper passes "-- image=SPEC ..." (server/mapper/server-args.h).
  * Before it listens, the engine proves the image servable as the plugin
  * does before serving (rbdx_conn_probe), so a listening control socket
  * means "ready", and a bad parameter is an exit status 1 naming it.
@@ -69,7 +71,7 @@ static void
 usage (FILE *f)
 {
   fprintf (f, "usage: rbdx-engine [-v] [--readonly] --control PATH "
-           "[--oldstyle PATH] SPEC [KEY=VALUE...]\n");
+           "[--oldstyle PATH] [--] [image=]SPEC [KEY=VALUE...]\n");
 }
 
 static int
@@ -528,6 +530,13 @@ main (int argc, char **argv)
 
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
+    if (strcmp (a, "--") == 0) {
+      /* Parameters only from here on. */
+      while (++i < argc)
+        if (set_param (&e, argv[i]) < 0)
+          return 1;
+      break;
+    }
     if (strcmp (a, "--help") == 0 || strcmp (a, "-h") == 0) {
       printf ("rbdx-engine: the built-in NBD transmission engine of the "
               "rbdx mapper (rbdx(8), ENGINE).\n");

@@ -37,6 +37,13 @@ die (int status, const char *fmt, ...);
  *  errors. */
 void cli_add_param (struct rbdx_map_opts *o, const char *key, const char *value);
 
+/** Die (exit 2, with a message naming the offending value) unless
+ *  rbdx_args_check (target.h) accepts @p target and the @p nparams
+ *  @p params: every spec and parameter a server would get, from the
+ *  command line, a connection_info or an rbdxtab line, goes through it
+ *  before anything is written or started. */
+void cli_check_args (const char *target, char *const *params, size_t nparams);
+
 /** TARGET [KEY=VALUE...] (@p nargs of @p args) into c->o; a snapshot
  *  maps read-only.  Dies on bad usage. */
 void cli_set_target (struct cli *c, char **args, int nargs);
@@ -50,13 +57,19 @@ struct rbdx_conninfo;
 /** Read and parse the connection_info in @p path ("-": stdin) into @p ci
  *  (free with rbdx_conninfo_free).  Dies on errors. */
 void cli_load_conninfo (const char *path, struct rbdx_conninfo *ci);
-/** Where the keyring a connection_info carries is kept while mapped,
- *  RUN_DIR/keyrings/POOL%VOLUME.keyring for canonical @p spec. */
-void cli_keyring_path (const char *spec, char *buf, size_t len);
 /** map --connection-info: the map options (target, parameters, mode)
- *  from @p ci; a keyring it carries is written to @p kr (root only, "" if
- *  none) and passed as keyring=.  Dies on errors. */
-void cli_conninfo_to_map (struct cli *c, struct rbdx_conninfo *ci, char *kr, size_t krlen);
+ *  from @p ci, checked (cli_check_args).  Writes nothing: the keyring it
+ *  carries is cli_write_keyring's, once every check passed.  Dies on
+ *  errors. */
+void cli_conninfo_to_map (struct cli *c, struct rbdx_conninfo *ci);
+/** Write @p keyring (a connection_info's keyring contents) to a new
+ *  file of its own, mode 0600, RUN_DIR/keyrings/XXXXXX.keyring (random,
+ *  created exclusively), owned by the mapping from now on
+ *  (c->o.keyring_file: removed when the mapping ends, never by another
+ *  mapping's unmap), and give it to the server as keyring=.  Call it
+ *  after every check, right before rbdx_supervise_start, with SIGINT,
+ *  SIGTERM, SIGHUP and SIGQUIT blocked.  Dies on errors (nothing left). */
+void cli_write_keyring (struct cli *c, const char *keyring);
 /** Print os-brick's device info of /dev/nbd@p index mapped from @p spec
  *  (JSON: type, path (the /dev/rbdx devlink), device). */
 void cli_print_device_info (int index, const char *spec);

@@ -30,19 +30,6 @@ cli_load_conninfo (const char *path, struct rbdx_conninfo *ci)
 }
 
 void
-cli_keyring_path (const char *spec, char *buf, size_t len)
-{
-  char name[1100];
-  size_t i;
-
-  snprintf (name, sizeof name, "%s", spec);
-  for (i = 0; name[i]; i++)
-    if (name[i] == '/')
-      name[i] = '%';
-  snprintf (buf, len, "%s/keyrings/%s.keyring", rbdx_run_dir (), name);
-}
-
-void
 cli_print_device_info (int index, const char *spec)
 {
   json_object *o = rbdx_json_object ();
@@ -58,11 +45,9 @@ cli_print_device_info (int index, const char *spec)
 }
 
 void
-cli_conninfo_to_map (struct cli *c, struct rbdx_conninfo *ci, char *kr, size_t krlen)
+cli_conninfo_to_map (struct cli *c, struct rbdx_conninfo *ci)
 {
   char *args[1] = { ci->spec };
-  FILE *f;
-  int fd;
 
   if (c->nargs > 1)
     die (2, "--connection-info names the volume: no image spec or URI too");
@@ -71,21 +56,35 @@ cli_conninfo_to_map (struct cli *c, struct rbdx_conninfo *ci, char *kr, size_t k
     cli_add_param (&c->o, "", ci->params[i]);
   if (ci->read_only)
     c->o.read_only = true;
-  *kr = '\0';
-  if (!ci->keyring)
-    return;
-  cli_keyring_path (c->o.target, kr, krlen);
+  cli_check_args (c->o.target, c->o.params, c->o.nparams);
+}
+
+void
+cli_write_keyring (struct cli *c, const char *keyring)
+{
+  char dir[300], path[sizeof c->o.keyring_file];
+  size_t len = strlen (keyring);
+  int fd;
+
+  if (snprintf (dir, sizeof dir, "%s/keyrings", rbdx_run_dir ()) >= (int) sizeof dir ||
+      snprintf (path, sizeof path, "%s/XXXXXX.keyring", dir) >= (int) sizeof path)
+    die (1, "the run directory %s is too long", rbdx_run_dir ());
   if (rbdx_state_mkdir () < 0)
     die (1, "cannot create %s: %s", rbdx_run_dir (), strerror (errno));
-  {
-    char dir[4200];
-    snprintf (dir, sizeof dir, "%s/keyrings", rbdx_run_dir ());
-    if (mkdir (dir, 0700) == -1 && errno != EEXIST)
-      die (1, "cannot create %s: %s", dir, strerror (errno));
+  if (mkdir (dir, 0700) == -1 && errno != EEXIST)
+    die (1, "cannot create %s: %s", dir, strerror (errno));
+  /* A name of its own (O_EXCL, random), owned by this mapping alone: no
+   * other volume's name can lead to it, and only the mapping's end
+   * removes it (supervise.h, keyring_file). */
+  fd = mkostemps (path, 8, O_CLOEXEC);
+  if (fd < 0)
+    die (1, "cannot create the volume's keyring in %s: %s", dir, strerror (errno));
+  if (fchmod (fd, 0600) == -1 || write (fd, keyring, len) != (ssize_t) len ||
+      close (fd) == -1) {
+    int e = errno;
+    unlink (path);
+    die (1, "cannot write the volume's keyring %s: %s", path, strerror (e));
   }
-  fd = open (kr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  f = fd >= 0 ? fdopen (fd, "w") : NULL;
-  if (!f || fputs (ci->keyring, f) == EOF || fclose (f) == EOF)
-    die (1, "cannot write the volume's keyring %s: %s", kr, strerror (errno));
-  cli_add_param (&c->o, "keyring=", kr);
+  snprintf (c->o.keyring_file, sizeof c->o.keyring_file, "%s", path);
+  cli_add_param (&c->o, "keyring=", path);
 }

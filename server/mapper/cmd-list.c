@@ -12,7 +12,8 @@
 int
 cmd_status (struct cli *c)
 {
-  struct rbdx_state all[MAX_MAPPED], *st;
+  static struct rbdx_state all[MAX_MAPPED];   /* 8 MiB: not on the stack */
+  struct rbdx_state *st;
   json_object *list = c->json ? rbdx_json_array () : NULL;
   int n;
 
@@ -55,7 +56,7 @@ mapping_json (const struct rbdx_state *st, const char *dev)
 int
 cmd_list (struct cli *c)
 {
-  struct rbdx_state all[MAX_MAPPED];
+  static struct rbdx_state all[MAX_MAPPED];   /* 8 MiB: not on the stack */
   int n = rbdx_mapped_load (all, MAX_MAPPED);
   json_object *list = c->json ? rbdx_json_array () : NULL;
 

@@ -124,29 +124,33 @@ set_engine (struct cli *c, const char *recorded)
 int
 cmd_map (struct cli *c)
 {
-  struct rbdx_state all[MAX_MAPPED], *st;
+  static struct rbdx_state all[MAX_MAPPED];   /* 8 MiB: not on the stack */
+  struct rbdx_state *st;
   int n, index, r;
   long server, sup;
   unsigned conns;
   const char *msg;
 
-  struct rbdx_conninfo ci;
-  char kr[4200] = "";
+  struct rbdx_conninfo ci = { 0 };
+  sigset_t ends;
 
   if (c->conninfo) {
     cli_load_conninfo (c->conninfo, &ci);
-    cli_conninfo_to_map (c, &ci, kr, sizeof kr);
-    rbdx_conninfo_free (&ci);
+    cli_conninfo_to_map (c, &ci);
   }
   else
     cli_set_target (c, c->args + 1, c->nargs - 1);
   if (!c->o.connections)
     c->o.connections = cli_default_connections ();
   default_writers (&c->o);
+  cli_check_args (c->o.target, c->o.params, c->o.nparams);
   set_engine (c, NULL);
   if (geteuid () != 0)
     die (1, "mapping a device needs root (CAP_SYS_ADMIN for the kernel's NBD "
          "netlink interface)");
+  /* A Unix socket path has at most 107 bytes (the supervisor's socket). */
+  if (strlen (rbdx_run_dir ()) > 80)
+    die (1, "the run directory %s is too long (80 bytes at most)", rbdx_run_dir ());
   require_nbd_driver ();
   rbdx_mapped_lock ();
   n = rbdx_mapped_load (all, MAX_MAPPED);
@@ -156,6 +160,7 @@ cmd_map (struct cli *c)
    * (the name may mean another image since). */
   st = rbdx_mapped_find (c->o.target, all, n);
   if (st && !*st->identity && rbdx_device_connected (st->index)) {
+    rbdx_conninfo_free (&ci);
     if (c->conninfo)
       cli_print_device_info (st->index, st->target);
     else
@@ -163,10 +168,21 @@ cmd_map (struct cli *c)
                      (long) st->server, (long) st->supervisor, st->read_only);
     return 0;
   }
+  /* Every check passed: now the keyring of a connection_info, which no
+   * signal may leave behind until the supervisor owns it (it is forked
+   * in rbdx_supervise_start, which unblocks these). */
+  sigemptyset (&ends);
+  sigaddset (&ends, SIGINT);
+  sigaddset (&ends, SIGTERM);
+  sigaddset (&ends, SIGHUP);
+  sigaddset (&ends, SIGQUIT);
+  sigprocmask (SIG_BLOCK, &ends, NULL);
+  if (ci.keyring)
+    cli_write_keyring (c, ci.keyring);
+  rbdx_conninfo_free (&ci);
   r = rbdx_supervise_start (&c->o, &index, &server, &sup, &conns, &msg);
   if (r < 0) {
-    if (*kr)
-      unlink (kr);
+    rbdx_state_remove_keyring (c->o.keyring_file);
     die (1, "%s: %s", c->o.target, msg);
   }
   if (r == 1) {
@@ -226,6 +242,8 @@ cmd_attach (struct cli *c)
     if (rbdx_mapped_server_running (&st))
       c->o.orphan = (long) st.server;
     snprintf (c->o.identity, sizeof c->o.identity, "%s", st.identity);
+    /* The new supervisor takes over the keyring the mapping owns. */
+    snprintf (c->o.keyring_file, sizeof c->o.keyring_file, "%s", st.keyring_file);
   }
   set_engine (c, r == 0 ? st.engine : NULL);
   if (c->nargs >= 3)
@@ -248,6 +266,7 @@ cmd_attach (struct cli *c)
          "mapped from", index);
   if (!c->o.connections)
     c->o.connections = cli_default_connections ();
+  cli_check_args (c->o.target, c->o.params, c->o.nparams);
   c->o.device = index;
   c->o.attach = true;
   c->o.connections_set = true;

@@ -50,17 +50,18 @@ teardown_orphan (const struct rbdx_state *st, const char *dev)
       kill (st->server, SIGKILL);
   }
   rbdx_teardown_forget (st->index, st->target, 0);
+  rbdx_state_remove_keyring (st->keyring_file);
 }
 
 int
 cmd_unmap (struct cli *c)
 {
-  struct rbdx_state all[MAX_MAPPED], *st, tmp = { 0 };
+  static struct rbdx_state all[MAX_MAPPED];   /* 8 MiB: not on the stack */
+  struct rbdx_state *st, tmp = { 0 };
   char dev[64];
   int n, fd, idx;
 
   struct rbdx_conninfo ci;
-  char kr[4200] = "";
   const char *what;
 
   if (c->conninfo) {
@@ -69,10 +70,10 @@ cmd_unmap (struct cli *c)
     if (c->nargs != 1)
       die (2, "--connection-info names the volume: no device, spec or URI too");
     cli_load_conninfo (c->conninfo, &ci);
+    cli_check_args (ci.spec, NULL, 0);
     snprintf (c->o.target, sizeof c->o.target, "%s", ci.spec);
     rbdx_conninfo_free (&ci);
     what = c->o.target;
-    cli_keyring_path (what, kr, sizeof kr);
   }
   else if (c->nargs != 2)
     die (2, "unmap wants one device, image spec or URI");
@@ -83,10 +84,10 @@ cmd_unmap (struct cli *c)
   n = rbdx_mapped_load (all, MAX_MAPPED);
   st = rbdx_mapped_find (what, all, n);
   idx = rbdx_device_index (what);
-  if (!st && c->conninfo) {
-    unlink (kr);
+  /* Not mapped: nothing of ours to remove (the keyring files belong to
+   * the mappings that wrote them, each removed when its mapping ends). */
+  if (!st && c->conninfo)
     return 0;
-  }
   if (!st) {
     if (idx < 0 || !rbdx_device_connected (idx))
       die (1, "%s is not mapped", what);
@@ -122,7 +123,5 @@ cmd_unmap (struct cli *c)
   }
   if (rbdx_device_connected (st->index))
     die (1, "%s is still connected", dev);
-  if (*kr)
-    unlink (kr);
   return 0;
 }

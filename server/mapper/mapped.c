@@ -53,6 +53,7 @@ rbdx_mapped_load (struct rbdx_state *out, int max)
       continue;
     if (!rbdx_proc_is (out[k].supervisor, out[k].supervisor_start) &&
         !rbdx_device_connected (idx[i])) {
+      rbdx_state_remove_keyring (out[k].keyring_file);
       rbdx_state_remove (idx[i]);
       continue;
     }

@@ -15,7 +15,7 @@
 
 /** Every live mapping, at most @p max, into @p out.  On the way, state
  *  files of dead supervisors whose device is no longer connected are
- *  removed, and so are the private directories (RUN_DIR/sup-PID) of
+ *  removed (with the keyring file the mapping owned), and so are the private directories (RUN_DIR/sup-PID) of
  *  supervisors that were killed.  @return how many. */
 int rbdx_mapped_load (struct rbdx_state *out, int max);
 

@@ -217,6 +217,15 @@ parse_cli (int argc, char **argv, struct cli *c)
   }
 }
 
+void
+cli_check_args (const char *target, char *const *params, size_t nparams)
+{
+  char why[1024];
+
+  if (rbdx_args_check (target, params, nparams, why, sizeof why) < 0)
+    die (2, "%s", why);
+}
+
 /* TARGET [KEY=VALUE...] into the map options. */
 void
 cli_set_target (struct cli *c, char **args, int nargs)
@@ -225,6 +234,8 @@ cli_set_target (struct cli *c, char **args, int nargs)
 
   if (nargs < 1)
     die (2, "no image spec or NBD URI given");
+  /* Refused as given, before anything reads it as a spec. */
+  cli_check_args (args[0], NULL, 0);
   if (rbdx_target_canonical (args[0], c->o.target, sizeof c->o.target, &why) < 0)
     die (2, "bad %s '%s': %s", rbdx_target_is_uri (args[0]) ? "NBD URI" : "image spec", args[0], why);
   c->o.is_uri = rbdx_target_is_uri (args[0]);

@@ -3,6 +3,7 @@
  * checks of a device (see state.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,16 @@ rbdx_run_dir (void)
 int
 rbdx_state_mkdir (void)
 {
-  if (mkdir (rbdx_run_dir (), 0755) == -1 && errno != EEXIST)
+  struct stat st;
+
+  if (mkdir (rbdx_run_dir (), 0700) == -1 && errno != EEXIST)
+    return -errno;
+  if (lstat (rbdx_run_dir (), &st) == -1)
+    return -errno;
+  if (!S_ISDIR (st.st_mode))
+    return -ENOTDIR;
+  if (st.st_uid == geteuid () && (st.st_mode & 077) &&
+      chmod (rbdx_run_dir (), 0700) == -1)
     return -errno;
   return 0;
 }
@@ -38,21 +48,31 @@ rbdx_state_save (const struct rbdx_state *st)
 {
   char path[4096], tmp[4200];
   FILE *f;
+  int fd;
 
   path_of (st->index, path, sizeof path);
   snprintf (tmp, sizeof tmp, "%s.tmp%ld", path, (long) getpid ());
-  f = fopen (tmp, "w");
-  if (!f)
-    return -errno;
+  unlink (tmp);
+  fd = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  f = fd >= 0 ? fdopen (fd, "w") : NULL;
+  if (!f) {
+    int e = errno;
+    if (fd >= 0) {
+      close (fd);
+      unlink (tmp);
+    }
+    return -e;
+  }
   fprintf (f, "index=%d\ntarget=%s\nbackend=%s\nsocket=%s\nconnections=%u\n"
            "supervisor=%ld\nsupervisor_start=%llu\nserver=%ld\nserver_start=%llu\n"
            "resize_poll=%u\nread_only=%d\nidentity=%s\nmetrics=%s\n"
-           "reattaches=%lu\nresizes=%lu\nserver_restarts=%lu\nengine=%s\nparams=%s\n",
+           "reattaches=%lu\nresizes=%lu\nserver_restarts=%lu\nengine=%s\nkeyring_file=%s\n"
+           "params=%s\n",
            st->index, st->target, st->backend, st->socket, st->connections,
            (long) st->supervisor, st->supervisor_start, (long) st->server,
            st->server_start, st->resize_poll, st->read_only ? 1 : 0,
            st->identity, st->metrics, st->reattaches, st->resizes,
-           st->server_restarts, st->engine, st->params);
+           st->server_restarts, st->engine, st->keyring_file, st->params);
   if (fclose (f) == EOF || rename (tmp, path) == -1) {
     int e = errno;
     unlink (tmp);
@@ -107,6 +127,8 @@ rbdx_state_load (int index, struct rbdx_state *st)
       snprintf (st->identity, sizeof st->identity, "%s", v);
     else if (!strcmp (line, "engine"))
       snprintf (st->engine, sizeof st->engine, "%s", v);
+    else if (!strcmp (line, "keyring_file"))
+      snprintf (st->keyring_file, sizeof st->keyring_file, "%s", v);
     else if (!strcmp (line, "params")) snprintf (st->params, sizeof st->params, "%s", v);
   }
   fclose (f);
@@ -118,6 +140,21 @@ rbdx_state_remove (int index)
 {
   char path[4096];
   path_of (index, path, sizeof path);
+  unlink (path);
+}
+
+void
+rbdx_state_remove_keyring (const char *path)
+{
+  char dir[4200];
+  size_t n;
+
+  if (!*path)
+    return;
+  n = (size_t) snprintf (dir, sizeof dir, "%s/keyrings/", rbdx_run_dir ());
+  if (n >= sizeof dir || strncmp (path, dir, n) != 0 || !path[n] ||
+      path[n] == '.' || strchr (path + n, '/'))
+    return;
   unlink (path);
 }
 

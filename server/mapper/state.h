@@ -3,7 +3,8 @@
  *
  * One file per device, RUN_DIR/nbdN ("key=value" lines), written
  * atomically (temporary file + rename) by the device's supervisor and
- * removed by it when the device is unmapped.  RUN_DIR is $RBDX_RUN_DIR,
+ * removed by it when the device is unmapped.  State files are mode 0600
+ * and RUN_DIR is 0700: they hold the parameters a server was given.  RUN_DIR is $RBDX_RUN_DIR,
  * default /run/rbdx (a tmpfs: nothing survives a reboot, like the
  * mappings themselves).  Not thread-safe.
  */
@@ -36,6 +37,8 @@ struct rbdx_state {
   char metrics[300];               /**< the server's metrics_file, or "" */
   char engine[16];                 /**< "builtin" or "nbdkit" (image spec),
                                         "" for an NBD URI or an older rbdx */
+  char keyring_file[512];          /**< the keyring file this mapping owns
+                                        (supervise.h), or "" */
   unsigned long reattaches;        /**< connections handed over again */
   unsigned long resizes;           /**< device size changes followed */
   unsigned long server_restarts;   /**< servers started after the first */
@@ -50,10 +53,13 @@ struct rbdx_state {
 /** The run directory (static storage). */
 const char *rbdx_run_dir (void);
 
-/** Create the run directory (mode 0755) if missing.  @return 0 or -errno. */
+/** Create the run directory (mode 0700) if missing; one of ours that is
+ *  open to others (an older rbdx made it 0755) is made 0700.
+ *  @return 0 or -errno. */
 int rbdx_state_mkdir (void);
 
-/** Write (replace) the state of device st->index.  @return 0 or -errno. */
+/** Write (replace) the state of device st->index, mode 0600.
+ *  @return 0 or -errno. */
 int rbdx_state_save (const struct rbdx_state *st);
 
 /** Read the state of device @p index.
@@ -62,6 +68,12 @@ int rbdx_state_load (int index, struct rbdx_state *st);
 
 /** Remove the state of device @p index (no error when missing). */
 void rbdx_state_remove (int index);
+
+/** Remove keyring file @p path that a mapping owns (supervise.h,
+ *  keyring_file), only if it is a file directly in RUN_DIR/keyrings/
+ *  (a state file names it: nothing else is ever removed).  "" does
+ *  nothing.  Never fails. */
+void rbdx_state_remove_keyring (const char *path);
 
 /** Device numbers with a state file, ascending, at most @p max.
  *  @return how many, or -errno. */

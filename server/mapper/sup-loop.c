@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/mapper/sup-loop.c: the supervisor process: its fork and report, its
- * setup, the loop that keeps the device served, its signals, and the
- * unmap (see sup.h). */
+/* server/mapper/sup-loop.c: the supervisor process: its setup, the loop
+ * that keeps the device served, its signals, and the unmap (see sup.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -18,6 +17,16 @@
 #include "params.h"
 #include "sup.h"
 #include "teardown.h"
+
+/* A failure before the supervisor can log: the mapping (not an attach)
+ * ends here, and the keyring it owns with it. */
+static void __attribute__ ((noreturn))
+setup_exit (const struct rbdx_map_opts *o)
+{
+  if (!o->attach)
+    rbdx_state_remove_keyring (o->keyring_file);
+  _exit (1);
+}
 
 void
 sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
@@ -39,7 +48,7 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
   snprintf (s->identity, sizeof s->identity, "%s", o->identity);
   setsid ();
   if (chdir ("/") == -1)
-    _exit (1);
+    setup_exit (o);
   signal (SIGPIPE, SIG_IGN);
   sigemptyset (&mask);
   sigaddset (&mask, SIGTERM);
@@ -55,13 +64,13 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
   if (strlen (rbdx_run_dir ()) > 80) {
     dprintf (report_fd, "ERR the run directory %s is too long (80 bytes at most)\n",
              rbdx_run_dir ());
-    _exit (1);
+    setup_exit (o);
   }
   if (snprintf (s->dir, sizeof s->dir, "%s/sup-%ld", rbdx_run_dir (), (long) getpid ()) < 0 ||
       snprintf (s->sock, sizeof s->sock, "%s/nbd.sock", s->dir) < 0 ||
       snprintf (s->srvlog, sizeof s->srvlog, "%s/server.log", s->dir) < 0 ||
       snprintf (s->sizefile, sizeof s->sizefile, "%s/size", s->dir) < 0)
-    _exit (1);
+    setup_exit (o);
   /* The server's metrics file: the one given (metrics_file=, already
    * absolute), else ours in the private directory. */
   um = rbdx_param_find (o->params, o->nparams, "metrics_file");
@@ -69,7 +78,7 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
                          um ? "" : "/metrics.prom") >= sizeof s->metrics) {
     dprintf (report_fd, "ERR metrics_file=%s: longer than %zu bytes\n", um,
              sizeof s->metrics - 1);
-    _exit (1);
+    setup_exit (o);
   }
   snprintf (s->backend, sizeof s->backend, "rbdx:%s", o->target);
   s->connect_to = o->is_uri ? o->target : s->sock;
@@ -80,10 +89,10 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
   }
   if (mkdir (s->dir, 0700) == -1) {
     dprintf (report_fd, "ERR cannot create %s: %s\n", s->dir, strerror (errno));
-    _exit (1);
+    setup_exit (o);
   }
   if (snprintf (path, sizeof path, "%s/supervisor.log", s->dir) < 0)
-    _exit (1);
+    setup_exit (o);
   logfd = open (path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   null = open ("/dev/null", O_RDWR);
   if (null >= 0)
@@ -105,6 +114,7 @@ unmap_and_exit (struct sup *s, bool disconnect)
   close_copies (s);
   stop_server (s);
   rbdx_teardown_forget (s->index, s->o->target, getpid ());
+  rbdx_state_remove_keyring (s->o->keyring_file);
   logmsg ("/dev/nbd%d unmapped", s->index);
   remove_private_dir (s);
   _exit (0);
@@ -222,66 +232,4 @@ sup_run (struct sup *s)
     else
       s->disconnected_ticks = 0;
   }
-}
-
-int
-rbdx_supervise_start (const struct rbdx_map_opts *o, int *index_out,
-                      long *server_out, long *sup_out, unsigned *conns_out,
-                      const char **msg)
-{
-  static char why[2200];
-  char buf[2200];
-  size_t used = 0;
-  int pfd[2], idx;
-  long server;
-  unsigned conns;
-  ssize_t r;
-  pid_t pid;
-
-  if (pipe2 (pfd, O_CLOEXEC) == -1) {
-    snprintf (why, sizeof why, "pipe: %s", strerror (errno));
-    *msg = why;
-    return -1;
-  }
-  fflush (NULL);
-  pid = fork ();
-  if (pid < 0) {
-    snprintf (why, sizeof why, "fork: %s", strerror (errno));
-    *msg = why;
-    return -1;
-  }
-  if (pid == 0) {
-    close (pfd[0]);
-    sup_map (o, pfd[1]);
-  }
-  close (pfd[1]);
-  while (used < sizeof buf - 1 &&
-         (r = read (pfd[0], buf + used, sizeof buf - 1 - used)) != 0) {
-    if (r < 0) {
-      if (errno == EINTR)
-        continue;
-      break;
-    }
-    used += (size_t) r;
-  }
-  close (pfd[0]);
-  buf[used] = '\0';
-  buf[strcspn (buf, "\n")] = '\0';
-  if (sscanf (buf, "DUP %d", &idx) == 1) {
-    waitpid (pid, NULL, 0);
-    *index_out = idx;
-    return 1;
-  }
-  if (sscanf (buf, "OK %d %ld %u", &idx, &server, &conns) == 3) {
-    *index_out = idx;
-    *server_out = server;
-    *sup_out = pid;
-    *conns_out = conns;
-    return 0;
-  }
-  waitpid (pid, NULL, 0);
-  snprintf (why, sizeof why, "%s", strncmp (buf, "ERR ", 4) == 0 ? buf + 4
-            : "the supervisor died before mapping the device");
-  *msg = why;
-  return -1;
 }

@@ -27,6 +27,7 @@ sup_save_state (struct sup *s)
   snprintf (st.socket, sizeof st.socket, "%s", s->o->is_uri ? "" : s->sock);
   snprintf (st.engine, sizeof st.engine, "%s", s->o->is_uri ? ""
             : s->o->engine ? "builtin" : "nbdkit");
+  snprintf (st.keyring_file, sizeof st.keyring_file, "%s", s->o->keyring_file);
   for (size_t i = 0; i < s->o->nparams; i++) {
     size_t used = strlen (st.params);
     snprintf (st.params + used, sizeof st.params - used, "%s%c", s->o->params[i],

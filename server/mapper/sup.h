@@ -2,17 +2,19 @@
 /* server/mapper/sup.h: the supervisor's own state, shared by its modules
  * (private to the mapper; supervise.h is the interface to `rbdx map`).
  *
- *   supervise.c   the server process (start, stop, wait, its log), the
- *                 start of the mapping (negotiate, connect, report), and
- *                 the negotiations of re-attach and URI size polls
- *   sup-loop.c    the process: fork and report (rbdx_supervise_start),
- *                 setup, the poll loop, signals, unmap
- *   sup-links.c   dead links (the kernel's connections) and re-attach
- *                 (decisions: relink.h)
+ *   supervise.c   the start of the mapping: fork and report
+ *                 (rbdx_supervise_start), negotiate, connect
+ *   sup-loop.c    the process: setup, the poll loop, signals, unmap
+ *   sup-server.c  the server process (start, stop, wait, its log, the
+ *                 private directory), the negotiations of re-attach and
+ *                 URI size polls
+ *   sup-links.c   dead links and re-attach (decisions: relink.h)
  *   sup-resize.c  size file following, URI growth and shrink
  *                 (decisions: resize.h)
  *   sup-state.c   the state file (state.h) from struct sup
  *   sup-log.c     clock, sleep, the log, errno texts
+ * Calls run one way: supervise.c -> sup-loop.c -> sup-server.c, and each
+ * of those into the last four.
  * One supervisor process per device, single-threaded: nothing here is
  * thread-safe.
  */
@@ -31,6 +33,7 @@
 #include "relink.h"
 #include "state.h"
 #include "supervise.h"
+
 
 struct sup {
   const struct rbdx_map_opts *o;
@@ -72,7 +75,13 @@ void __attribute__ ((format (printf, 1, 2))) logmsg (const char *fmt, ...);
 /** A message for the negative errno @p e of a netlink command. */
 const char *errno_text (int e);
 
-/* supervise.c */
+/* sup-server.c */
+/** The last few non-empty lines of the server's log, joined with "; ",
+ *  into @p buf of @p len bytes ("" if none). */
+void server_log_tail (const struct sup *s, char *buf, size_t len);
+/** Wait up to @p secs seconds until the server's socket exists (0), or
+ *  the server exits (-1, s->server is then 0), or the time is up (-1). */
+int wait_server (struct sup *s, double secs);
 /** Start the rbdx server (nbdkit) on the private socket; s->server is
  *  its pid.  @return 0, -ENOMEM, -EINVAL, or -errno of fork. */
 int spawn_server (struct sup *s);
@@ -82,15 +91,17 @@ void stop_server (struct sup *s);
 void close_copies (struct sup *s);
 /** Remove the private directory RUN_DIR/sup-PID and its files. */
 void remove_private_dir (struct sup *s);
+/** Negotiate @p n sockets and hand them to the kernel (sup_hand_over). */
+void reattach (struct sup *s, unsigned n);
+/** URI mode: ask the server for the export's size; follow it. */
+void poll_size (struct sup *s);
+
+/* supervise.c */
 /** Become the supervisor of @p o (forked by rbdx_supervise_start): start
  *  the server, negotiate, connect the device, report "OK INDEX SERVER
  *  CONNS", "DUP INDEX" or "ERR MESSAGE" on @p report_fd, then sup_run.
  *  Never returns. */
 void __attribute__ ((noreturn)) sup_map (const struct rbdx_map_opts *o, int report_fd);
-/** Negotiate @p n sockets and hand them to the kernel (sup-links.c). */
-void reattach (struct sup *s, unsigned n);
-/** URI mode: ask the server for the export's size; follow it. */
-void poll_size (struct sup *s);
 
 /* sup-loop.c */
 /** Become the supervisor of @p o: session, signals, private directory

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/mapper/supervise.c: the server process and the start of a mapping
- * (see supervise.h, sup.h). */
+/* server/mapper/supervise.c: the start of a mapping: the fork of the
+ * supervisor and its report to `rbdx map` (rbdx_supervise_start), and in
+ * the supervisor the server's start, the negotiation, the device's
+ * connection (see supervise.h, sup.h).  It calls into sup-loop.c and
+ * sup-server.c, never the other way. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -9,92 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "devlinks.h"
-#include "params.h"
 #include "resize.h"
 #include "sup.h"
-
-/* The last few non-empty lines of the server's log, joined with "; ". */
-static void
-server_log_tail (const struct sup *s, char *buf, size_t len)
-{
-  char text[4096], *lines[8];
-  int fd = open (s->srvlog, O_RDONLY | O_CLOEXEC), n = 0, i;
-  off_t end;
-  ssize_t r;
-
-  buf[0] = '\0';
-  if (fd < 0)
-    return;
-  end = lseek (fd, 0, SEEK_END);
-  lseek (fd, end > (off_t) sizeof text - 1 ? end - (off_t) sizeof text + 1 : 0, SEEK_SET);
-  r = read (fd, text, sizeof text - 1);
-  close (fd);
-  if (r <= 0)
-    return;
-  text[r] = '\0';
-  for (char *p = strtok (text, "\n"); p; p = strtok (NULL, "\n")) {
-    if (n == 8) {
-      memmove (lines, lines + 1, 7 * sizeof *lines);
-      n = 7;
-    }
-    lines[n++] = p;
-  }
-  for (i = n > 3 ? n - 3 : 0; i < n; i++) {
-    size_t used = strlen (buf);
-    snprintf (buf + used, len - used, "%s%s", used ? "; " : "", lines[i]);
-  }
-}
-
-void
-close_copies (struct sup *s)
-{
-  for (size_t i = 0; i < s->ncopies; i++)
-    close (s->copies[i].fd);
-  s->ncopies = 0;
-}
-
-void
-stop_server (struct sup *s)
-{
-  int i;
-
-  if (s->server <= 0)
-    return;
-  kill (s->server, SIGTERM);
-  for (i = 0; i < 300; i++) {
-    if (waitpid (s->server, NULL, WNOHANG) == s->server)
-      break;
-    sleep_s (0.1);
-  }
-  if (i == 300) {
-    logmsg ("the server (pid %ld) did not stop in 30 s: killing it", (long) s->server);
-    kill (s->server, SIGKILL);
-    waitpid (s->server, NULL, 0);
-  }
-  s->server = 0;
-}
-
-void
-remove_private_dir (struct sup *s)
-{
-  char path[400];
-  unlink (s->sock);
-  unlink (s->srvlog);
-  unlink (s->sizefile);
-  /* Our own metrics file only: one given with metrics_file= stays. */
-  snprintf (path, sizeof path, "%s/metrics.prom", s->dir);
-  unlink (path);
-  snprintf (path, sizeof path, "%s/supervisor.log", s->dir);
-  unlink (path);
-  rmdir (s->dir);
-}
 
 /* Fail before the device was reported mapped: undo everything, tell
  * `rbdx map` why, exit. */
@@ -110,156 +35,15 @@ fail_start (struct sup *s, const char *fmt, ...)
   logmsg ("%s", msg);
   close_copies (s);
   stop_server (s);
+  /* A failed attach leaves the mapping (and its keyring) as it was. */
+  if (!s->o->attach)
+    rbdx_state_remove_keyring (s->o->keyring_file);
   if (s->report_fd >= 0) {
     dprintf (s->report_fd, "ERR %s\n", msg);
     close (s->report_fd);
   }
   remove_private_dir (s);
   _exit (1);
-}
-
-int
-spawn_server (struct sup *s)
-{
-  const struct rbdx_map_opts *o = s->o;
-  char **argv = calloc (o->nparams + 16, sizeof *argv);
-  char size_param[320], id_param[340], metrics_param[320];
-  size_t n = 0, i;
-  pid_t pid, parent;
-
-  if (!argv)
-    return -ENOMEM;
-  if (snprintf (size_param, sizeof size_param, "size_file=%s", s->sizefile) < 0) {
-    free (argv);
-    return -EINVAL;
-  }
-  if (o->engine) {
-    /* The built-in engine (server/engine/engine.h): the same parameters, its
-     * control socket where nbdkit would listen. */
-    argv[n++] = (char *) o->engine;
-    argv[n++] = "--control";
-    argv[n++] = s->sock;
-    if (o->read_only)
-      argv[n++] = "--readonly";
-  }
-  else {
-    argv[n++] = (char *) o->nbdkit;
-    argv[n++] = "--foreground";
-    argv[n++] = "--unix";
-    argv[n++] = s->sock;
-    if (o->read_only)
-      argv[n++] = "--readonly";
-    argv[n++] = (char *) o->plugin;
-  }
-  argv[n++] = (char *) o->target;
-  /* Our own server tells every connection the largest size and publishes
-   * the image's real size in a file: growth then needs no new connections
-   * (see server/mapper/README.md). */
-  argv[n++] = size_param;
-  argv[n++] = "advertise_size=max";
-  /* Request counters for `rbdx status` (nbdkit-rbdx-plugin(1), METRICS),
-   * in our private directory unless metrics_file= or metrics_interval=
-   * was given (those are among o->params). */
-  if (!rbdx_param_find (o->params, o->nparams, "metrics_file")) {
-    snprintf (metrics_param, sizeof metrics_param, "metrics_file=%s", s->metrics);
-    argv[n++] = metrics_param;
-  }
-  if (!rbdx_param_find (o->params, o->nparams, "metrics_interval"))
-    argv[n++] = "metrics_interval=2";
-  /* Once the image is known, a restarted server serves exactly it, even
-   * if its name now means another image (rename, re-create). */
-  if (*s->identity) {
-    snprintf (id_param, sizeof id_param, "identity=%s", s->identity);
-    argv[n++] = id_param;
-  }
-  for (i = 0; i < o->nparams; i++)
-    argv[n++] = o->params[i];
-  argv[n] = NULL;
-
-  unlink (s->sock);
-  parent = getpid ();
-  pid = fork ();
-  if (pid == 0) {
-    /* The server dies with its supervisor, by SIGKILL: nbdkit --exit-with-
-     * parent would send SIGTERM, after which nbdkit 1.32 answers the
-     * kernel's requests with NBD_ESHUTDOWN (I/O errors) and never exits
-     * while the kernel keeps the connections open.  Killed, its
-     * connections die and the kernel holds the I/O for `rbdx attach`. */
-    prctl (PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid () != parent)
-      _exit (1);
-    int fd = open (s->srvlog, O_WRONLY | O_CREAT | O_APPEND, 0600);
-    int null = open ("/dev/null", O_RDONLY);
-    sigset_t none;
-    if (fd >= 0) {
-      dup2 (fd, 1);
-      dup2 (fd, 2);
-    }
-    if (null >= 0)
-      dup2 (null, 0);
-    close_range (3, ~0U, 0);   /* nothing of ours leaks into the server */
-    sigemptyset (&none);
-    sigprocmask (SIG_SETMASK, &none, NULL);
-    signal (SIGPIPE, SIG_DFL);
-    execvp (argv[0], argv);
-    dprintf (2, "rbdx: cannot run %s: %s\n", argv[0], strerror (errno));
-    _exit (127);
-  }
-  free (argv);
-  if (pid < 0)
-    return -errno;
-  s->server = pid;
-  s->server_started = now ();
-  logmsg ("started the server, pid %ld, on %s", (long) pid, s->sock);
-  return 0;
-}
-
-/* Wait until the server accepts a connection, or exits.  0 or -1. */
-static int
-wait_server (struct sup *s, double secs)
-{
-  double until = now () + secs;
-  struct stat st;
-  int status;
-
-  while (now () < until) {
-    if (waitpid (s->server, &status, WNOHANG) == s->server) {
-      s->server = 0;
-      return -1;
-    }
-    if (stat (s->sock, &st) == 0 && S_ISSOCK (st.st_mode))
-      return 0;
-    sleep_s (0.05);
-  }
-  return -1;
-}
-
-/* Hand the kernel fresh sockets for @p n dead slots counted. */
-void
-reattach (struct sup *s, unsigned n)
-{
-  int fds[RBDX_MAX_CONNECTIONS];
-  struct rbdx_export e;
-  const char *why = NULL;
-  int r;
-
-  r = rbdx_negotiate_many (s->connect_to, n, fds, &e, &why);
-  sup_hand_over (s, r, fds, n, &e, why);
-}
-
-/* URI mode: ask the server for the export's size now; follow it. */
-void
-poll_size (struct sup *s)
-{
-  struct rbdx_export e;
-  const char *why = NULL;
-  int fd, r;
-
-  r = rbdx_negotiate (s->connect_to, &fd, &e, &why);
-  if (r)
-    return;                  /* down: the re-attach path deals with it */
-  close (fd);
-  sup_export_size (s, e.size);
 }
 
 /* The identity the first connections stated.  Attach: it must be the one
@@ -285,6 +69,7 @@ check_identity (struct sup *s, const struct rbdx_export *e, const int *fds)
     close (fds[i]);
   logmsg ("image %s is already mapped on /dev/nbd%d", e->identity, dup);
   stop_server (s);
+  rbdx_state_remove_keyring (s->o->keyring_file);
   dprintf (s->report_fd, "DUP %d\n", dup);
   close (s->report_fd);
   remove_private_dir (s);
@@ -426,4 +211,77 @@ sup_map (const struct rbdx_map_opts *o, int report_fd)
   close (report_fd);
   s->report_fd = -1;
   sup_run (s);
+}
+
+int
+rbdx_supervise_start (const struct rbdx_map_opts *o, int *index_out,
+                      long *server_out, long *sup_out, unsigned *conns_out,
+                      const char **msg)
+{
+  static char why[2200];
+  char buf[2200];
+  size_t used = 0;
+  int pfd[2], idx;
+  long server;
+  unsigned conns;
+  ssize_t r;
+  pid_t pid;
+
+  if (pipe2 (pfd, O_CLOEXEC) == -1) {
+    snprintf (why, sizeof why, "pipe: %s", strerror (errno));
+    *msg = why;
+    return -1;
+  }
+  fflush (NULL);
+  pid = fork ();
+  if (pid < 0) {
+    snprintf (why, sizeof why, "fork: %s", strerror (errno));
+    *msg = why;
+    return -1;
+  }
+  if (pid == 0) {
+    close (pfd[0]);
+    sup_map (o, pfd[1]);
+  }
+  /* The supervisor owns what the caller wrote for it (o->keyring_file):
+   * the signals the caller blocked while writing it may end us again. */
+  {
+    sigset_t ends;
+    sigemptyset (&ends);
+    sigaddset (&ends, SIGINT);
+    sigaddset (&ends, SIGTERM);
+    sigaddset (&ends, SIGHUP);
+    sigaddset (&ends, SIGQUIT);
+    sigprocmask (SIG_UNBLOCK, &ends, NULL);
+  }
+  close (pfd[1]);
+  while (used < sizeof buf - 1 &&
+         (r = read (pfd[0], buf + used, sizeof buf - 1 - used)) != 0) {
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    used += (size_t) r;
+  }
+  close (pfd[0]);
+  buf[used] = '\0';
+  buf[strcspn (buf, "\n")] = '\0';
+  if (sscanf (buf, "DUP %d", &idx) == 1) {
+    waitpid (pid, NULL, 0);
+    *index_out = idx;
+    return 1;
+  }
+  if (sscanf (buf, "OK %d %ld %u", &idx, &server, &conns) == 3) {
+    *index_out = idx;
+    *server_out = server;
+    *sup_out = pid;
+    *conns_out = conns;
+    return 0;
+  }
+  waitpid (pid, NULL, 0);
+  snprintf (why, sizeof why, "%s", strncmp (buf, "ERR ", 4) == 0 ? buf + 4
+            : "the supervisor died before mapping the device");
+  *msg = why;
+  return -1;
 }

@@ -54,13 +54,25 @@ struct rbdx_map_opts {
   long orphan;                /**< attach: a dead supervisor's server still
                                    running, killed (SIGKILL) before the new
                                    connections are handed over; 0 if none */
+  char keyring_file[512];     /**< a keyring file this mapping owns (written
+                                   by `rbdx map` from a connection_info, in
+                                   RUN_DIR/keyrings/), removed when the
+                                   mapping ends, on every path: unmap, a
+                                   failed or duplicate map, the device
+                                   disconnected; kept by a failed attach;
+                                   "" if none */
 };
 
 /** The run directory's lock held by `rbdx map`/`attach` (-1 if none);
  *  the supervisor closes its copy first thing. */
 extern int rbdx_lock_fd;
 
-/** Fork the supervisor for @p o and wait for its report.
+/** Fork the supervisor for @p o and wait for its report.  From the fork
+ *  on the supervisor owns o->keyring_file.  SIGINT, SIGTERM, SIGHUP and
+ *  SIGQUIT, which a caller blocks while it writes that file, are
+ *  unblocked in the caller once the supervisor is forked (they stay
+ *  blocked in the supervisor, which takes the first three on a
+ *  signalfd).
  *  @param index_out  the device number on success.
  *  @param server_out the server's pid (0 for a URI).
  *  @param sup_out    the supervisor's pid.

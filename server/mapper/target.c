@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* server/mapper/target.c: a target (image spec or NBD URI) in canonical
- * form, and /dev/nbdN names (see target.h). */
+ * form, the check that keeps specs and parameters data, and /dev/nbdN
+ * names (see target.h). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,131 @@ rbdx_target_canonical (const char *text, char *buf, size_t len, const char **why
     return -1;
   }
   rbdx_spec_free (&spec);
+  return 0;
+}
+
+/* @p s for a message: control characters as \n, \t, \xHH; cut after
+ * 200 bytes. */
+static const char *
+shown (const char *s, char *buf, size_t len)
+{
+  size_t o = 0;
+
+  for (; *s && o + 8 < len; s++) {
+    unsigned char c = (unsigned char) *s;
+    if (o >= 200) {
+      o += (size_t) snprintf (buf + o, len - o, "...");
+      break;
+    }
+    if (c == '\n')
+      o += (size_t) snprintf (buf + o, len - o, "\\n");
+    else if (c == '\t')
+      o += (size_t) snprintf (buf + o, len - o, "\\t");
+    else if (c < 0x20 || c == 0x7f)
+      o += (size_t) snprintf (buf + o, len - o, "\\x%02x", c);
+    else
+      buf[o++] = (char) c;
+  }
+  buf[o < len ? o : len - 1] = '\0';
+  return buf;
+}
+
+static bool
+has_control (const char *s)
+{
+  for (; *s; s++)
+    if ((unsigned char) *s < 0x20 || *s == 0x7f)
+      return true;
+  return false;
+}
+
+static int __attribute__ ((format (printf, 3, 4)))
+refuse (char *why, size_t whylen, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (why, whylen, fmt, ap);
+  va_end (ap);
+  return -1;
+}
+
+/* Keys a KEY=VALUE of `rbdx map` may not have. */
+static const char *
+forbidden_key (const char *key, size_t klen)
+{
+  static const struct { const char *key, *why; } keys[] = {
+    { "image", "the image is the spec: give it once, as SPEC" },
+    { "pool", "rbdx map serves one image (pool= is the plugin's pool mode)" },
+    { "key", "a raw key on a command line is readable by every user "
+      "(ps, /proc/PID/cmdline): put it in a keyring file only root can read "
+      "and give keyring=FILE (or --keyring FILE)" },
+    { "ceph.key", "a raw key on a command line is readable by every user "
+      "(ps, /proc/PID/cmdline): put it in a keyring file only root can read "
+      "and give keyring=FILE (or --keyring FILE)" },
+    { "ceph.keyfile", "give the key as a keyring file: keyring=FILE (or "
+      "--keyring FILE), readable only by root" },
+  };
+
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    if (strlen (keys[i].key) == klen && !strncmp (key, keys[i].key, klen))
+      return keys[i].why;
+  return NULL;
+}
+
+static int
+check_param (const char *p, char *why, size_t whylen)
+{
+  const char *eq = strchr (p, '='), *why_key;
+  char b[256];
+  size_t klen, i;
+
+  if (!eq || eq == p)
+    return refuse (why, whylen, "parameter '%s' is not KEY=VALUE", shown (p, b, sizeof b));
+  klen = (size_t) (eq - p);
+  for (i = 0; i < klen; i++) {
+    char c = p[i];
+    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    if (!alpha && (i == 0 || !((c >= '0' && c <= '9') || c == '_' || c == '.')))
+      return refuse (why, whylen, "parameter '%s': '%.*s' is not a parameter name "
+                     "(a letter, then letters, digits, '_' or '.')",
+                     shown (p, b, sizeof b), (int) (klen < 64 ? klen : 64), p);
+  }
+  if ((why_key = forbidden_key (p, klen)))
+    return refuse (why, whylen, "parameter %.*s= refused: %s", (int) klen, p, why_key);
+  if (eq[1] == '-')
+    return refuse (why, whylen, "parameter '%s': the value starts with '-'",
+                   shown (p, b, sizeof b));
+  if (has_control (eq + 1))
+    return refuse (why, whylen, "parameter '%s': the value holds a control character",
+                   shown (p, b, sizeof b));
+  return 0;
+}
+
+int
+rbdx_args_check (const char *target, char *const *params, size_t nparams,
+                 char *why, size_t whylen)
+{
+  char b[256];
+
+  if (has_control (target))
+    return refuse (why, whylen, "%s '%s' holds a control character",
+                   rbdx_target_is_uri (target) ? "NBD URI" : "image spec",
+                   shown (target, b, sizeof b));
+  if (!rbdx_target_is_uri (target)) {
+    for (const char *c = target; *c; c++)
+      if (*c == '-' && (c == target || c[-1] == '/' || c[-1] == '@'))
+        return refuse (why, whylen, "image spec '%s': %s starts with '-' (refused: a "
+                       "server could take it for an option)", shown (target, b, sizeof b),
+                       c == target ? "it" : "a component");
+    if (strchr (target, '='))
+      return refuse (why, whylen, "image spec '%s' contains '=' (refused: a server "
+                     "could take it for a KEY=VALUE parameter)",
+                     shown (target, b, sizeof b));
+  }
+  for (size_t i = 0; i < nparams; i++)
+    if (check_param (params[i], why, whylen) < 0)
+      return -1;
   return 0;
 }
 

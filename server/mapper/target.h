@@ -24,6 +24,30 @@ bool rbdx_target_is_uri (const char *text);
  *          does not fit: a name cut short would be another image's). */
 int rbdx_target_canonical (const char *text, char *buf, size_t len, const char **why);
 
+/** Whether what `rbdx map` passes on to a server is data only: the one
+ *  validation of the CLI (spec and every KEY=VALUE, wherever it came
+ *  from: arguments, -o, --id/--conf/--keyring), of --connection-info
+ *  (data.name and the parameters made from the other fields) and of
+ *  rbdxtab lines (rbdx-map-all runs `rbdx map -- SPEC OPTIONS...`).
+ *
+ *  @p target (an image spec or NBD URI) is refused when it has a control
+ *  character (a newline would split the state file's lines), and an
+ *  image spec also when it or any of its components starts with '-' or
+ *  it contains '=' (a server would take it for an option or a KEY=VALUE
+ *  parameter; servers get it as image=SPEC after "--" anyway, see
+ *  server-args.h).  Each of the @p nparams @p params must be KEY=VALUE
+ *  with KEY a plain name ([A-Za-z][A-Za-z0-9_.]*), not image= or pool=
+ *  (the spec is the one image), not a raw key (key=, ceph.key=,
+ *  ceph.keyfile=: a command line is readable by every user; keyring=FILE
+ *  is the way), and VALUE must not start with '-' or hold a control
+ *  character.  @p params may be NULL when @p nparams is 0.
+ *  @param why  on failure, a message naming the offending value (control
+ *              characters shown as \n, \xHH; a raw key's value is never
+ *              shown) into @p whylen bytes.
+ *  @return 0, or -1 (refused).  Pure, thread-safe. */
+int rbdx_args_check (const char *target, char *const *params, size_t nparams,
+                     char *why, size_t whylen);
+
 /** The device number of "/dev/nbdN" or "nbdN" (N at most 2^20), or -1
  *  when @p text names no NBD device. */
 int rbdx_device_index (const char *text);

@@ -15,10 +15,14 @@
 # Asserts, in the guest:
 #   - map prints os-brick's device info {"type":"block","path":
 #     "/dev/rbdx/POOL/VOLUME","device":"/dev/nbd0"}; the link points at
-#     /dev/nbd0; the server got id=, mon_host= (hosts:ports), keyring=
-#     (a 0600 file holding data.keyring), qos.iops_limit= and the other
+#     /dev/nbd0; the server got image=VOLUME, id=, mon_host= (hosts:ports),
+#     keyring= (a 0600 file of its own in RUN_DIR/keyrings holding
+#     data.keyring, owned by the state, which is 0600 in a 0700 run
+#     directory and holds no key), qos.iops_limit= and the other
 #     qos_specs; data written through the link reads back;
-#   - mapping the same connection_info again prints the same device info;
+#   - mapping the same connection_info again prints the same device info
+#     and writes no other keyring; unmapping another, unmapped volume
+#     leaves the keyring;
 #   - unmap --connection-info disconnects, removes the link, the keyring
 #     file and the state; unmapping it again succeeds quietly;
 #   - access_mode "ro" (just the data object given) maps read-only;
@@ -78,22 +82,28 @@ cat >"$UML_DIR/guest-attach.sh" <<'EOF2'
 load_nbd
 export RBDX_ENGINE=$STANDIN_ENGINE
 link="/dev/rbdx/$VOLUME"
-kr="/share/run/keyrings/${VOLUME/\//%}.keyring"
 
 out=$("$MAPPER" map --connection-info /share/conn.json) || fail "map --connection-info failed"
 say "map printed: $out"
 [ "$out" = "{\"type\":\"block\",\"path\":\"$link\",\"device\":\"/dev/nbd0\"}" ] ||
   fail "unexpected device info: $out"
 [ "$(readlink "$link")" = /dev/nbd0 ] || fail "$link does not point at /dev/nbd0"
-grep -qx "$VOLUME" /share/engine-args || fail "the volume is not the server's image"
+grep -qx "image=$VOLUME" /share/engine-args || fail "the volume is not the server's image="
 grep -qx "id=$CINDER_USER" /share/engine-args || fail "no id=$CINDER_USER"
 grep -qx "mon_host=$MON_HOST" /share/engine-args || fail "no mon_host=$MON_HOST"
-grep -qx "keyring=$kr" /share/engine-args || fail "no keyring=$kr"
+kr=$(sed -n 's/^keyring=//p' /share/engine-args)
+case $kr in /share/run/keyrings/??????.keyring) ;; *) fail "no keyring= of its own in /share/run/keyrings: '$kr'" ;; esac
 grep -qx "qos.iops_limit=500" /share/engine-args || fail "no qos.iops_limit=500"
 grep -qx "qos.read_bps_limit=10485760" /share/engine-args || fail "no qos.read_bps_limit"
 grep -qx "qos.write_iops_burst=800" /share/engine-args || fail "no qos.write_iops_burst"
 ! grep -qx -- --readonly /share/engine-args || fail "rw volume mapped read-only"
 [ "$(stat -c %a "$kr")" = 600 ] || fail "the keyring file is mode $(stat -c %a "$kr")"
+[ "$(stat -c %a /share/run)" = 700 ] || fail "the run directory is mode $(stat -c %a /share/run)"
+[ "$(stat -c %a /share/run/nbd0)" = 600 ] || fail "the state file is mode $(stat -c %a /share/run/nbd0)"
+grep -qx "keyring_file=$kr" /share/run/nbd0 || fail "the state does not own $kr: $(cat /share/run/nbd0)"
+secret=$(sed -n 's/^[[:space:]]*key *= *//p' "$kr")
+[ -n "$secret" ] || fail "no key in $kr"
+! grep -qF -- "$secret" /share/run/nbd0 || fail "the key is in the state file"
 grep -q "client.$CINDER_USER" "$kr" || fail "the keyring file does not hold the user's key"
 cp /share/engine-args /share/recorded-args
 head -c $((1 << 20)) /dev/urandom >/tmp/data
@@ -103,6 +113,12 @@ dd if=/tmp/data of="$link" bs=1M seek=8 oflag=direct status=none || fail "write 
 sha256sum </tmp/data | cut -d' ' -f1 >/share/data.sha256
 again=$("$MAPPER" map --connection-info - </share/conn.json) || fail "mapping again failed"
 [ "$again" = "$out" ] || fail "mapping again printed $again"
+[ "$(ls /share/run/keyrings)" = "$(basename "$kr")" ] || fail "mapping again wrote a keyring: $(ls /share/run/keyrings)"
+# Unmapping a volume that is not mapped leaves the mapped one's keyring.
+sed "s|\"name\": \"$VOLUME\"|\"name\": \"${VOLUME%%/*}/other-$$\"|" /share/conn.json >/tmp/other.json
+grep -q "other-$$" /tmp/other.json || fail "cannot make another volume's connection_info"
+"$MAPPER" unmap --connection-info /tmp/other.json || fail "unmap of an unmapped volume failed"
+[ -e "$kr" ] || fail "unmap of an unmapped volume removed the mapped volume's keyring"
 step mapped
 wait_host checked 120
 

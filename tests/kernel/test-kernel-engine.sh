@@ -50,7 +50,7 @@ dev=$("$MAPPER" map --connections 4 "$NBD_EXPORT") || fail "rbdx map failed"
 four() { [ "$(tcp_conns "$NBD_PORT")" -eq 4 ]; }
 wait_until 10 four || fail "$(tcp_conns "$NBD_PORT") connections to the engine, expected 4"
 grep -qx -- --control /share/engine-args || fail "the engine got no --control: $(cat /share/engine-args)"
-grep -qx "$NBD_EXPORT" /share/engine-args || fail "the engine did not get the spec"
+grep -qx "image=$NBD_EXPORT" /share/engine-args || fail "the engine did not get image=SPEC"
 
 mkfs.ext4 -q -F -b 4096 /dev/nbd0 128M
 mkdir -p /mnt/fs

@@ -3,9 +3,10 @@
 # test-rbdx-map-all: rbdx-map-all (run by rbdx-map.service) reads an
 # rbdxtab the documented way and drives the mapper correctly, using a
 # stand-in `rbdx` that records its arguments:
-#  - map: `rbdx map SPEC OPT...` per line in order, comments (whole line
-#    or from a word starting with '#'), blank lines and a last line
-#    without newline handled; unmap: `rbdx unmap SPEC` in reverse order;
+#  - map: `rbdx map -- SPEC OPT...` per line in order (after "--" the
+#    mapper takes them as data, never as its options), comments (whole
+#    line or from a word starting with '#'), blank lines and a last line
+#    without newline handled; unmap: `rbdx unmap -- SPEC` in reverse order;
 #  - one failed line: the others are still mapped, exit 3 (the status
 #    rbdx-map.service accepts so the mapped servers keep running); every
 #    line failed: exit 1;
@@ -26,7 +27,7 @@ mkdir "$d/bin"
 cat >"$d/bin/rbdx" <<EOF
 #!/usr/bin/env bash
 (IFS='|'; echo "\$*") >>"$d/calls"
-grep -qxF -- "\$2" "$d/fail" 2>/dev/null && { echo "rbdx: cannot map \$2" >&2; exit 1; }
+grep -qxF -- "\$3" "$d/fail" 2>/dev/null && { echo "rbdx: cannot map \$3" >&2; exit 1; }
 exit 0
 EOF
 chmod +x "$d/bin/rbdx"
@@ -58,14 +59,14 @@ expect_calls() { # expect_calls LINE...: the mapper calls, in order
 
 run 0 map
 expect_calls \
-  'map|rbd/vm1|id=nbd|keyring=/etc/ceph/ceph.client.nbd.keyring' \
-  'map|rbd/ns/db|exclusive=true' \
-  'map|vm2' \
-  'map|rbd/golden@base|id=nbd|ceph.rados_osd_op_timeout=30'
+  'map|--|rbd/vm1|id=nbd|keyring=/etc/ceph/ceph.client.nbd.keyring' \
+  'map|--|rbd/ns/db|exclusive=true' \
+  'map|--|vm2' \
+  'map|--|rbd/golden@base|id=nbd|ceph.rados_osd_op_timeout=30'
 say "map: 4 lines, in order, comments ignored"
 
 run 0 unmap
-expect_calls 'unmap|rbd/golden@base' 'unmap|vm2' 'unmap|rbd/ns/db' 'unmap|rbd/vm1'
+expect_calls 'unmap|--|rbd/golden@base' 'unmap|--|vm2' 'unmap|--|rbd/ns/db' 'unmap|--|rbd/vm1'
 say "unmap: reverse order"
 
 run 0 list
@@ -76,10 +77,10 @@ run 0 list
 echo rbd/ns/db >"$d/fail"
 run 3 map
 expect_calls \
-  'map|rbd/vm1|id=nbd|keyring=/etc/ceph/ceph.client.nbd.keyring' \
-  'map|rbd/ns/db|exclusive=true' \
-  'map|vm2' \
-  'map|rbd/golden@base|id=nbd|ceph.rados_osd_op_timeout=30'
+  'map|--|rbd/vm1|id=nbd|keyring=/etc/ceph/ceph.client.nbd.keyring' \
+  'map|--|rbd/ns/db|exclusive=true' \
+  'map|--|vm2' \
+  'map|--|rbd/golden@base|id=nbd|ceph.rados_osd_op_timeout=30'
 grep -q 'failed to map rbd/ns/db' "$d/err" || fail "no message for the failed line: $(cat "$d/err")"
 grep -q '1 of 4' "$d/err" || fail "no failure count: $(cat "$d/err")"
 say "one line failed: the others mapped, exit 3"

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# test-c21-c25-args: cases C21 and C25 (tests/README.md): an image spec or
+# a parameter never becomes an option or a second parameter of the server
+# the mapper starts.  Each hostile spec goes through the three ways in:
+# `rbdx map` (with --engine nbdkit and the built-in engine), the "name"
+# of a --connection-info JSON (map and unmap), and an rbdxtab line run by
+# rbdx-map-all with the real mapper; hostile connection_info fields and
+# rbdxtab options too.  The servers are stand-ins (RBDX_NBDKIT,
+# RBDX_ENGINE and nbdkit on PATH) that record being started.
+# Asserts, for --filter=FILE (FILE exists), --run=/bin/true,
+# --pidfile=/tmp/p, rbd/a=b, conf=/x/y, keyring=/x/k, rbd/-x and a name
+# with a newline:
+#   - exit 2 with a message naming the spec (a newline shown as \n);
+#   - no server was started, nothing was written in RBDX_RUN_DIR;
+# and a valid spec passes the check (as user nobody it then stops at
+# "needs root").  What a server receives when a spec is accepted
+# (image=SPEC after "--") is tests/unit/test-server-args.c and the fuzz
+# target tests/fuzz/fuzz-args.c.  No cluster, no kernel.
+. "$RBDX_TESTS/lib.sh"
+rbdx=$RBDX_BUILD/server/rbdx
+map_all=$RBDX_BUILD/systemd/rbdx-map-all
+[ -x "$rbdx" ] || skip "the mapper is not built (-Dmapper=disabled)"
+requires python3
+
+d=$(tmpdir)
+mkdir "$d/bin"
+# The file of C21, one directory deep as there (/tmp/x.so): the spec
+# --filter=/tmp/NAME.so is then pool '--filter=', namespace 'tmp', image
+# NAME.so, which the spec grammar accepts.
+so=/tmp/rbdx-c21-$$.so
+: >"$so"
+at_exit "rm -f $so"
+for s in nbdkit rbdx-engine; do
+  cat >"$d/bin/$s" <<EOF
+#!/bin/sh
+printf '%s\n' "\$0" "\$@" >>"$d/started"
+exit 1
+EOF
+  chmod +x "$d/bin/$s"
+done
+export RBDX_NBDKIT=$d/bin/nbdkit RBDX_ENGINE=$d/bin/rbdx-engine
+export RBDX_RUN_DIR=$d/run RBDX_DEV_DIR=$d/dev PATH="$d/bin:$PATH"
+
+nothing_started() {
+  [ ! -e "$d/started" ] || fail "$1: a server was started: $(cat "$d/started")"
+  [ -z "$(ls -A "$d/run" 2>/dev/null | grep -vx lock)" ] ||
+    fail "$1: left in RBDX_RUN_DIR: $(ls -AR "$d/run")"
+  [ ! -e "$d/dev" ] || fail "$1: a link was made: $(ls -AR "$d/dev")"
+}
+# refused SHOWN WANT-STATUS CMD...: CMD exits WANT-STATUS with SHOWN in
+# its message and starts nothing.
+refused() {
+  local shown=$1 want=$2 rc=0
+  shift 2
+  "$@" >"$d/out" 2>"$d/err" || rc=$?
+  [ $rc -eq "$want" ] || fail "$* exited $rc, not $want: $(cat "$d/err")"
+  grep -qF -- "$shown" "$d/err" || fail "$*: the message does not name $shown: $(cat "$d/err")"
+  nothing_started "$*"
+}
+conninfo() { # conninfo NAME [KEY VALUE...]: a connection_info JSON on stdout
+  python3 - "$@" <<'PY'
+import json, sys
+name, rest = sys.argv[1], sys.argv[2:]
+data = {"name": name, "auth_enabled": True, "auth_username": "cinder",
+        "keyring": "[client.cinder]\n\tkey = AQBsecretsecretsecretsecretsecret==\n",
+        "hosts": ["127.0.0.1"], "ports": ["6789"]}
+for k, v in zip(rest[::2], rest[1::2]):
+    data[k] = json.loads(v)
+print(json.dumps({"driver_volume_type": "rbd", "data": data}))
+PY
+}
+
+specs=("--filter=$so" --run=/bin/true --pidfile=/tmp/p rbd/a=b conf=/x/y
+       keyring=/x/k rbd/-x $'rbd/a\nb')
+for spec in "${specs[@]}"; do
+  shown="'${spec//$'\n'/\\n}'"
+  case $spec in -*) shown="$shown: it starts with '-'" ;; *=*) shown="$shown contains '='" ;; esac
+  refused "$shown" 2 "$rbdx" map --engine nbdkit -- "$spec"
+  refused "$shown" 2 "$rbdx" map -- "$spec" id=admin
+  refused "$shown" 2 "$rbdx" map --engine nbdkit -c 2 -- "$spec" id=admin
+  conninfo "$spec" >"$d/ci.json"
+  refused "$shown" 2 "$rbdx" map --connection-info "$d/ci.json"
+  refused "$shown" 2 "$rbdx" map --engine nbdkit --connection-info - <"$d/ci.json"
+  refused "$shown" 2 "$rbdx" unmap --connection-info "$d/ci.json"
+  say "refused through map, --connection-info map and unmap: $shown"
+done
+# Without "--" rbdx's own option parser sees the dashed ones first.
+refused "unknown option '--filter=$so'" 2 "$rbdx" map --engine nbdkit "--filter=$so"
+
+# connection_info fields that become parameters.
+conninfo rbd/vol auth_username '"--run=/bin/sh"' >"$d/ci.json"
+refused "'id=--run=/bin/sh': the value starts with '-'" 2 "$rbdx" map --connection-info "$d/ci.json"
+conninfo rbd/vol hosts "[\"--filter=$so\"]" ports '[""]' >"$d/ci.json"
+refused "'mon_host=--filter=$so'" 2 "$rbdx" map --connection-info "$d/ci.json"
+conninfo rbd/vol cluster_name '"a\nb"' >"$d/ci.json"
+refused "'cluster=a\\nb'" 2 "$rbdx" map --connection-info "$d/ci.json"
+say "hostile connection_info fields refused"
+
+# Command-line parameters.
+refused "'id=--run=/bin/true'" 2 "$rbdx" map rbd/vm1 id=--run=/bin/true
+refused "parameter '--filter=$so': '--filter' is not a parameter name" 2 "$rbdx" map -- rbd/vm1 "--filter=$so"
+refused "image= refused" 2 "$rbdx" map rbd/vm1 -o image=rbd/other
+refused "'id=a\\nsupervisor=1'" 2 "$rbdx" map rbd/vm1 $'id=a\nsupervisor=1'
+
+# rbdxtab: a spec with '=' is not a spec for rbdx-map-all's parser; the
+# rest reach the mapper as data (`rbdx map -- SPEC OPTIONS...`).
+if [ -x "$map_all" ]; then
+  for spec in "--filter=$so" --run=/bin/true --pidfile=/tmp/p rbd/a=b conf=/x/y keyring=/x/k; do
+    printf '%s id=admin\n' "$spec" >"$d/tab"
+    refused "the line must start with the image spec, not '$spec'" 1 \
+      env RBDXTAB="$d/tab" RBDX="$rbdx" "$map_all" map
+  done
+  printf '%s\n' 'rbd/-x id=admin' '-x' "rbd/vm1 --filter=$so" 'rbd/vm2 id=--run=/bin/true' \
+    'rbd/vm3 ceph.key=AQBsecretsecretsecretsecretsecret==' >"$d/tab"
+  refused "5 of 5 image(s) failed to map" 1 env RBDXTAB="$d/tab" RBDX="$rbdx" "$map_all" map
+  for m in "image spec 'rbd/-x': a component starts with '-'" "image spec '-x': it starts with '-'" \
+           "'--filter' is not a parameter name" "'id=--run=/bin/true': the value starts with '-'" \
+           "parameter ceph.key= refused"; do
+    grep -qF -- "$m" "$d/err" || fail "rbdx-map-all: no '$m' in: $(cat "$d/err")"
+  done
+  ! grep -q AQBsecret "$d/err" || fail "the raw key was printed: $(cat "$d/err")"
+  refused "rbdx: rbd/-x is not mapped" 1 env RBDXTAB="$d/tab" RBDX="$rbdx" "$map_all" unmap
+  say "rbdxtab lines refused: specs with '=' by rbdx-map-all, the rest by the mapper"
+else
+  say "rbdx-map-all not generated: rbdxtab part not run"
+fi
+
+# A valid spec passes the check: as nobody, it then needs root.
+if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 &&
+   setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups test -x "$rbdx" 2>/dev/null; then
+  chmod 0755 "$d"
+  refused "mapping a device needs root" 1 setpriv --reuid=nobody --regid="$(id -g nobody)" \
+    --clear-groups "$rbdx" map --engine nbdkit -- rbd/ns/vm-1@snap id=admin
+  say "a valid spec and parameters pass the check"
+fi
+say "ok"
