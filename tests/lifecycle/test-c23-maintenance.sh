@@ -26,13 +26,17 @@ sock=$d/nbd.sock
 serve "$sock" -- pool=rbd
 CONNS=4 BLOCKS=64 LIMIT=30
 summary=$d/summary
+# export_uri IMAGE: its URI on the current server ($sock): the bare image
+# name in pool mode, the full spec on a single-image server.
+single=false
+export_uri() { if $single; then uri "$sock" "$1"; else uri "$sock" "${1#rbd/}"; fi; }
 
 # start_writers IMAGE TAG: the writers of IMAGE in $d/w (waits until each
 # connection wrote a round).
 start_writers() {
   rm -rf "$d/w"
   mkdir "$d/w"
-  /usr/bin/python3 "$clients" write "$(uri "$sock" "${1#rbd/}")" \
+  /usr/bin/python3 "$clients" write "$(export_uri "$1")" \
     "$CONNS" "$BLOCKS" "$d/w" "$2" 2>"$d/w/log" &
   WRITERS=$!
   wait_for 60 test -e "$d/w/ready" ||
@@ -49,7 +53,7 @@ stop_writers() {
 check_image() {
   rm -f "$d/export"
   rbd export --no-progress "$1" "$d/export" >/dev/null
-  /usr/bin/python3 "$clients" check "$(uri "$sock" "${1#rbd/}")" "$d/w" \
+  /usr/bin/python3 "$clients" check "$(export_uri "$1")" "$d/w" \
     "$d/export" >"$d/check" || fail "$2: $(cat "$d/check")"
 }
 
@@ -67,7 +71,7 @@ maint() {
   [ "$rc" = "$want" ] ||
     fail "$name: rbd $* exited $rc, expected $want: $(cat "$d/out")"
   check_image "$img" "$name"
-  printf '%-34s rc=%-3s %6d ms  %s\n' "$name" "$rc" "$ms" "$(cat "$d/check")" |
+  printf '%-40s rc=%-3s %6d ms  %s\n' "$name" "$rc" "$ms" "$(cat "$d/check")" |
     tee -a "$summary" >&2
 }
 
@@ -157,9 +161,21 @@ timeout "$LIMIT" rbd snap rollback --no-progress "$img@before" >/dev/null ||
   fail "snap rollback of $img with no client connected"
 cp "$d/snap.json" "$d/w/acked.json"
 check_image "$img" snap-rollback-after-disconnect
-printf '%-34s rc=%-3s %6d ms  %s\n' snap-rollback-no-client 0 \
+printf '%-40s rc=%-3s %6d ms  %s\n' snap-rollback-no-client 0 \
   $(((${EPOCHREALTIME/[.,]/} - t0) / 1000)) "$(cat "$d/check")" |
   tee -a "$summary" >&2
+
+# exclusive=true: the writer takes the lock with rbd_lock_acquire (no
+# automatic hand-over); librbd still forwards maintenance requests to it.
+img=$(new_image 64M)
+sock=$d/excl.sock single=true
+serve "$sock" -- "$img" exclusive=true
+maint exclusive-feature-disable-object-map 0 "$img" feature disable "$img" fast-diff,object-map
+maint exclusive-feature-enable-object-map 0 "$img" feature enable "$img" object-map,fast-diff
+maint exclusive-object-map-rebuild 0 "$img" object-map rebuild --no-progress "$img"
+maint exclusive-snap-create 0 "$img" snap create --no-progress "$img@s1"
+maint exclusive-resize-grow 0 "$img" resize --no-progress --size 128M "$img"
+maint exclusive-snap-rollback 30 "$img" snap rollback --no-progress "$img@s1"
 
 say "summary:"
 cat "$summary" >&2
