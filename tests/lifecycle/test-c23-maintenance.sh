@@ -177,5 +177,18 @@ maint exclusive-snap-create 0 "$img" snap create --no-progress "$img@s1"
 maint exclusive-resize-grow 0 "$img" resize --no-progress --size 128M "$img"
 maint exclusive-snap-rollback 30 "$img" snap rollback --no-progress "$img@s1"
 
+# The mapper's built-in engine shares the serving core (and its update
+# thread): the same for it.
+if [ -x "$RBDX_BUILD/server/rbdx-engine" ]; then
+  img=$(new_image 64M)
+  sock=$d/engine.sock single=true
+  serve_engine "$sock" -- "$img"
+  maint engine-feature-disable-object-map 0 "$img" feature disable "$img" fast-diff,object-map
+  maint engine-snap-create 0 "$img" snap create --no-progress "$img@s1"
+  maint engine-resize-grow 0 "$img" resize --no-progress --size 128M "$img"
+else
+  say "no rbdx-engine built: its rows are not run"
+fi
+
 say "summary:"
 cat "$summary" >&2
