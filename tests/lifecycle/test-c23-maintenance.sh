@@ -10,6 +10,9 @@
 # connection), and that every acknowledged write reads back through
 # NBD and in an `rbd export`.  After `rbd object-map rebuild`, block
 # status must show the written blocks as data and the rest as holes.
+# Some operations run again against a single-image server with
+# exclusive=true (the lock taken with rbd_lock_acquire) and against the
+# mapper's built-in engine (the same serving core).
 # The table of outcomes is in nbdkit-rbdx-plugin(1), LIFECYCLE.
 #
 # Root cause of the stall this guards against: rbdx's update watch
