@@ -16,8 +16,43 @@ rbdx_export_describe (const char *name)
   return nbdkit_printf_intern ("Ceph RBD image %s", name);
 }
 
+/* Does @s hold a control character (C0 or DEL)?  Such a name cannot
+ * be listed: a newline or a carriage return splits the lines of
+ * `nbdinfo --list` and of logs, an escape sequence reaches the terminal
+ * of whoever reads the list, and the spec grammar refuses them
+ * (rbdx/spec.h), so the name would not open. */
+static bool
+has_control (const char *s)
+{
+  for (; *s; s++)
+    if ((unsigned char) *s < 0x20 || *s == 0x7f)
+      return true;
+  return false;
+}
+
+/* @in for a log line: control characters and '\\' as \xHH, so that a
+ * hostile name can neither split nor forge a line.  Truncated to fit
+ * @len (at least 1). */
+static const char *
+printable (const char *in, char *out, size_t len)
+{
+  size_t o = 0;
+
+  for (; *in && o + 5 < len; in++) {
+    unsigned char c = *in;
+
+    if (c < 0x20 || c == 0x7f || c == '\\')
+      o += snprintf (out + o, len - o, "\\x%02x", c);
+    else
+      out[o++] = c;
+  }
+  out[o] = '\0';
+  return out;
+}
+
 /* Does "POOL/[NS/]NAME" parse back to exactly this image?  Not when
- * NAME holds '/', '@' or a control character. */
+ * NAME holds '/' or '@' (another pool or namespace, a snapshot), or
+ * is too long. */
 static bool
 addressable (const struct rbdx_options *o, const char *image, char *name,
              size_t len)
@@ -41,7 +76,7 @@ list_pool (const struct rbdx_options *o, rados_ioctx_t io,
            struct nbdkit_exports *exports)
 {
   rbd_image_spec_t *images = NULL;
-  char name[RBDX_EXPORT_MAX];
+  char name[RBDX_EXPORT_MAX], shown[4 * RBDX_EXPORT_MAX];
   size_t n = 0, i;
   int r;
 
@@ -52,10 +87,17 @@ list_pool (const struct rbdx_options *o, rados_ioctx_t io,
       return -ENOMEM;
   }
   for (i = 0; r >= 0 && i < n; i++) {
-    if (!addressable (o, images[i].name, name, sizeof name)) {
-      nbdkit_debug ("rbdx: image '%s' (id %s) of pool '%s' is not listed: "
-                    "its name cannot be written as an export name",
-                    images[i].name, images[i].id, o->pool);
+    bool ctl = has_control (images[i].name);
+
+    if (ctl || !addressable (o, images[i].name, name, sizeof name)) {
+      nbdkit_debug ("rbdx: image '%s' (id %s) of pool '%s%s%s' is not "
+                    "listed: %s", printable (images[i].name, shown,
+                                             sizeof shown),
+                    images[i].id, o->pool, o->pool_ns ? "/" : "",
+                    o->pool_ns ? o->pool_ns : "",
+                    ctl ? "its name contains a control character"
+                        : "its name cannot be written as an export name "
+                          "('/' or '@', or too long)");
       continue;
     }
     if (nbdkit_add_export (exports, name, rbdx_export_describe (name)) < 0)
@@ -127,7 +169,10 @@ rbdx_export_resolve (const struct rbdx_options *o, const char *canon,
 
   r = rbdx_spec_parse (name, o->pool ? o->pool : o->spec.pool, spec, &why);
   if (r < 0) {
-    nbdkit_error ("rbdx: export '%s': %s", name, why);
+    char shown[4 * RBDX_EXPORT_MAX];
+
+    nbdkit_error ("rbdx: export '%s': %s",
+                  printable (name, shown, sizeof shown), why);
     return -1;
   }
   /* A bare IMAGE in pool mode lives in pool='s namespace. */

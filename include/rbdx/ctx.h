@@ -37,6 +37,7 @@
 #define RBDX_CTX_H
 
 #include <stdatomic.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,6 +70,18 @@ struct rbdx_ctx {
   _Atomic uint64_t cur_size; /**< bytes, kept current by the update watch. */
   uint64_t watch_handle;
   bool watching;             /**< rbd_update_watch registered. */
+  /** Header updates are handled on a thread of the context's own, never
+   * in librbd's callback (ctx.c, on_update): librbd acknowledges a
+   * header-update notification only after the update watchers return,
+   * and the lock owner's maintenance operations wait for that ack. */
+  struct {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool pending;            /**< an update not yet handled. */
+    bool stop;
+    bool started;
+  } upd;
   bool follows_size;         /**< a head handle whose watch keeps cur_size. */
   atomic_bool gone;          /**< the snapshot served was removed. */
   atomic_bool fenced;        /**< this rados_t was blocklisted. */

@@ -28,6 +28,12 @@
  * does; connections opened afterwards get a fresh writer (a new rados_t,
  * so a new client instance), which takes the lock through librbd's
  * ordinary cooperative path.  rbdx never breaks another owner's lock.
+ *
+ * Maintenance operations of other clients (`rbd feature disable`, `rbd
+ * snap create`, ...) are forwarded by librbd to the lock owner, and the
+ * writer's librbd handle carries them out; that works only because no
+ * rbdx code runs inside librbd's update-watch callback (ctx.c,
+ * on_update; server/core/DESIGN.md).
  */
 #ifndef RBDX_WRITER_H
 #define RBDX_WRITER_H

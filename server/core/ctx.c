@@ -204,13 +204,14 @@ check_snapshot (struct rbdx_ctx *ctx)
                   ctx->name);
 }
 
-/* librbd calls this (on one of its threads) after the image header
- * changed: a resize or a snapshot removal by another client (the
- * pattern rbd-nbd uses to follow resizes). */
+/* The image header changed: a resize or a snapshot removal by another
+ * client (the pattern rbd-nbd uses to follow resizes), a QoS setting,
+ * or a lock break.  Runs on the context's update thread (or once at
+ * open): every call here may wait for the cluster or for a refresh of
+ * the image. */
 static void
-on_update (void *arg)
+handle_update (struct rbdx_ctx *ctx)
 {
-  struct rbdx_ctx *ctx = arg;
   struct rbdx_qos *qos = atomic_load (&ctx->qos);
   uint64_t size;
 
@@ -227,6 +228,84 @@ on_update (void *arg)
   if (rbd_get_size (ctx->image, &size) == 0 &&
       atomic_exchange (&ctx->cur_size, size) != size)
     rbdx_size_changed (ctx);
+}
+
+/* librbd calls this on its op thread (rbd_op_threads, 1 by default)
+ * after the header changed, and acknowledges the header-update
+ * notification only when its update watchers have returned.  When this
+ * handle owns the exclusive lock and carries out a maintenance request
+ * of another client (`rbd feature disable`, `rbd snap create`, ...),
+ * librbd notifies the header while the image is prepared for the
+ * operation and waits for every watcher's ack, this handle's own
+ * included; a synchronous librbd call here (rbd_get_size refreshes the
+ * image, rbd_is_exclusive_lock_owner asserts the lock on the header)
+ * waits for that operation in turn, until the notification times out
+ * after 5 s and the operation fails with ETIMEDOUT, which the
+ * requesting client takes for an owner that did not answer and retries
+ * forever (seen with Ceph 16.2.15).  So only note the update here. */
+static void
+on_update (void *arg)
+{
+  struct rbdx_ctx *ctx = arg;
+
+  pthread_mutex_lock (&ctx->upd.lock);
+  ctx->upd.pending = true;
+  pthread_cond_signal (&ctx->upd.cond);
+  pthread_mutex_unlock (&ctx->upd.lock);
+}
+
+static void *
+update_thread (void *arg)
+{
+  struct rbdx_ctx *ctx = arg;
+
+  pthread_mutex_lock (&ctx->upd.lock);
+  for (;;) {
+    while (!ctx->upd.pending && !ctx->upd.stop)
+      pthread_cond_wait (&ctx->upd.cond, &ctx->upd.lock);
+    if (ctx->upd.stop)
+      break;
+    ctx->upd.pending = false;       /* updates meanwhile: one more pass */
+    pthread_mutex_unlock (&ctx->upd.lock);
+    handle_update (ctx);
+    pthread_mutex_lock (&ctx->upd.lock);
+  }
+  pthread_mutex_unlock (&ctx->upd.lock);
+  return NULL;
+}
+
+static int
+start_updates (struct rbdx_ctx *ctx, char *err, size_t errlen)
+{
+  int r;
+
+  pthread_mutex_init (&ctx->upd.lock, NULL);
+  pthread_cond_init (&ctx->upd.cond, NULL);
+  r = pthread_create (&ctx->upd.thread, NULL, update_thread, ctx);
+  if (r != 0) {
+    pthread_cond_destroy (&ctx->upd.cond);
+    pthread_mutex_destroy (&ctx->upd.lock);
+    snprintf (err, errlen, "cannot start the update thread of '%s': %s",
+              ctx->name, strerror (r));
+    return -r;
+  }
+  ctx->upd.started = true;
+  return 0;
+}
+
+static void
+stop_updates (struct rbdx_ctx *ctx)
+{
+  if (!ctx->upd.started)
+    return;
+  pthread_mutex_lock (&ctx->upd.lock);
+  ctx->upd.stop = true;
+  pthread_cond_signal (&ctx->upd.cond);
+  pthread_mutex_unlock (&ctx->upd.lock);
+  pthread_join (ctx->upd.thread, NULL);
+  pthread_cond_destroy (&ctx->upd.cond);
+  pthread_mutex_destroy (&ctx->upd.lock);
+  ctx->upd.started = false;
 }
 
 static int
@@ -298,6 +377,9 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
   /* A read-only handle has no header watch: its update watch would
    * never fire. */
   if (rw) {
+    r = start_updates (ctx, err, errlen);
+    if (r < 0)
+      goto fail;
     r = rbd_update_watch (ctx->image, &ctx->watch_handle, on_update, ctx);
     if (r < 0) {
       snprintf (err, errlen, "rbd_update_watch on '%s': %s", ctx->name,
@@ -305,7 +387,7 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
       goto fail;
     }
     ctx->watching = true;
-    on_update (ctx);    /* a resize or removal between open and watch */
+    handle_update (ctx);  /* a resize or removal between open and watch */
     if (ctx->ident.snap_id == RBDX_NOSNAP) {
       ctx->follows_size = true;
       ctx->size_file = o->size_file;
@@ -334,6 +416,7 @@ rbdx_ctx_close (struct rbdx_ctx *ctx)
   rbdx_size_unregister (ctx);
   if (ctx->watching)
     rbd_update_unwatch (ctx->image, ctx->watch_handle);
+  stop_updates (ctx);            /* after the unwatch: no more signals */
   if (ctx->image)
     rbd_close (ctx->image);      /* waits for librbd's own work */
   if (ctx->have_reactor)
