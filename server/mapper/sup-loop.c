@@ -61,7 +61,10 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
       snprintf (s->sizefile, sizeof s->sizefile, "%s/size", s->dir) < 0 ||
       snprintf (s->metrics, sizeof s->metrics, "%s/metrics.prom", s->dir) < 0)
     _exit (1);
-  snprintf (s->backend, sizeof s->backend, "rbdx:%s", o->target);
+  if (*o->cookie)
+    snprintf (s->backend, sizeof s->backend, "%s", o->cookie);
+  else
+    snprintf (s->backend, sizeof s->backend, "rbdx:%s", o->target);
   s->connect_to = o->is_uri ? o->target : s->sock;
   if (!o->is_uri && o->engine) {
     snprintf (s->engine_to, sizeof s->engine_to, "%s%.300s",
