@@ -56,6 +56,7 @@ rbdx_nbd_usage (void)
     "  --show-cookie                 Show device cookie\n"
     "  --cookie                      Specify device cookie\n"
     "  --snap-id <snap-id>           Specify snapshot by ID (refused: not in rbdx yet)\n"
+    "  --connections <n>             rbdx: NBD connections, 1 to 16 (default: CPUs)\n"
     "\n"
     "Unmap and detach options:\n"
     "  --device <device path>        Specify nbd device path (/dev/nbd{num})\n"
@@ -102,6 +103,10 @@ to_cli (const struct rbdx_nbd_args *a, struct cli *c)
    * when no timeout is set). */
   c->o.io_timeout = a->io_timeout < 0 ? 0 : (unsigned) a->io_timeout;
   c->o.reattach_timeout = (unsigned) a->reattach_timeout;
+  if (a->connections) {
+    c->o.connections = a->connections;
+    c->o.connections_set = true;
+  }
   if (a->cookie)
     snprintf (c->o.cookie, sizeof c->o.cookie, "%s", a->cookie);
   for (size_t i = 0; i < a->nparams; i++) {

@@ -20,7 +20,7 @@ enum id {
   O_MAX_PART, O_QUIESCE, O_QUIESCE_HOOK, O_READ_ONLY, O_REATTACH,
   O_EXCLUSIVE, O_NOTRIM, O_FORMAT, O_PRETTY, O_TRY_NETLINK, O_SHOW_COOKIE,
   O_COOKIE, O_SNAP_ID, O_ENC_FORMAT, O_ENC_FILE, O_FOREGROUND, O_SETUSER,
-  O_SETGROUP,
+  O_SETGROUP, O_CONNECTIONS,
   /* Ceph's own options that rbdx turns into plugin parameters. */
   C_ID, C_NAME, C_CLUSTER, C_CONF, C_MON_HOST, C_KEYRING, C_KEYFILE,
   C_LOG_FILE, C_KEY,
@@ -56,6 +56,8 @@ static const struct opt {
   { { "-f", "-d" }, FLAG, O_FOREGROUND },
   { { "--setuser" }, ARG, O_SETUSER },
   { { "--setgroup" }, ARG, O_SETGROUP },
+  /* rbdx's own, not rbd-nbd's: how many connections (default: CPUs). */
+  { { "--connections" }, ARG, O_CONNECTIONS },
   /* ceph_argparse_early_args and the config's own short names. */
   { { "--id" }, ARG, C_ID },
   { { "--name", "-n" }, ARG, C_NAME },
@@ -281,6 +283,10 @@ apply (struct rbdx_nbd_args *a, const struct opt *o, const char *arg,
   case O_MAX_PART:
     r = number (a, "max_part", v, 0, 255, "(0~255)", &n);
     a->max_part = (int) n;
+    break;
+  case O_CONNECTIONS:
+    r = number (a, "connections", v, 1, 16, "(1~16)", &n);
+    a->connections = (unsigned) n;
     break;
   case O_SNAP_ID:
     r = number (a, "snap-id", v, 0, LLONG_MAX, "", &n);

@@ -75,6 +75,7 @@ struct rbdx_nbd_args {
                                           attach (see rbdx.pod) */
   int io_timeout;            /**< --io-timeout seconds; -1: not given */
   int reattach_timeout;      /**< --reattach-timeout seconds, default 30 */
+  unsigned connections;      /**< --connections (rbdx's, 1..16), 0: default */
   int nbds_max;              /**< --nbds_max, -1: not given */
   int max_part;              /**< --max_part, -1: not given */
   long long snap_id;         /**< --snap-id, -1: not given */

@@ -273,8 +273,9 @@ test_rbd_cli_options (void **state)
   assert_int_equal (a.cmd, RBDX_NBD_ATTACH);
   assert_string_equal (a.cookie, "abc");
   rbdx_nbd_args_free (&a);
-  parse_ok ("map p/i --show-cookie");
+  parse_ok ("map p/i --show-cookie --connections=4");
   assert_true (a.show_cookie);
+  assert_int_equal (a.connections, 4);
   rbdx_nbd_args_free (&a);
   parse_ok ("map p/i --exclusive --encryption-format=luks2 "
             "--encryption-passphrase-file=/etc/p");
@@ -336,6 +337,7 @@ test_rbd_nbd_messages (void **state)
              "rbd-nbd: Invalid argument for reattach-timeout!");
   parse_bad ("map p/i --max_part 300", "rbd-nbd: Invalid argument for max_part(0~255)!");
   parse_bad ("map p/i --nbds-max=-1", "rbd-nbd: Invalid argument for nbds_max!");
+  parse_bad ("map p/i --connections 17", "rbd-nbd: Invalid argument for connections(1~16)!");
   parse_bad ("map p/i --encryption-format luks3", "rbd-nbd: Invalid encryption format");
   parse_bad ("map p/i --encryption-format luks2",
              "rbd-nbd: Encryption formats count does not match passphrase files count");
