@@ -44,7 +44,7 @@ rec_of (const struct rbdx_state *st, struct rec *r)
   snprintf (r->image, sizeof r->image, "%s", spec.image);
   snprintf (r->snap, sizeof r->snap, "%s", spec.snap ? spec.snap : "");
   snprintf (r->device, sizeof r->device, "/dev/nbd%d", st->index);
-  snprintf (r->cookie, sizeof r->cookie, "%s", rbdx_nbd_cookie_of (st->backend));
+  rbdx_nbd_cookie_of (st->backend, r->cookie, sizeof r->cookie);
   rbdx_spec_free (&spec);
   return true;
 }

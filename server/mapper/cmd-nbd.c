@@ -107,8 +107,6 @@ to_cli (const struct rbdx_nbd_args *a, struct cli *c)
     c->o.connections = a->connections;
     c->o.connections_set = true;
   }
-  if (a->cookie)
-    snprintf (c->o.cookie, sizeof c->o.cookie, "%s", a->cookie);
   for (size_t i = 0; i < a->nparams; i++) {
     const char *p = a->params[i], *eq = strchr (p, '=');
     if (!strncmp (p, "ceph.keyfile=", 13) || !strncmp (p, "ceph.log_file=", 14)) {
@@ -163,7 +161,7 @@ load_module (const struct rbdx_nbd_args *a)
 /* cmd_map, printing "DEVICE COOKIE" instead of "DEVICE" for --show-cookie
  * (rbd-nbd.cc, do_map): its output is caught in a memory file. */
 static int
-map_show_cookie (struct cli *c)
+map_show_cookie (struct cli *c, const char *cookie)
 {
   char line[256] = "";
   int saved, mfd, r;
@@ -182,7 +180,7 @@ map_show_cookie (struct cli *c)
   close (mfd);
   line[n > 0 ? n : 0] = '\0';
   line[strcspn (line, "\n")] = '\0';
-  printf ("%s %s\n", line, c->o.cookie);
+  printf ("%s %s\n", line, cookie);
   return r;
 }
 
@@ -197,8 +195,18 @@ do_map (const struct rbdx_nbd_args *a)
   c.device_set = a->device_index >= 0;
   c.args = args;
   c.nargs = 2;
+  if (a->cookie) {
+    /* The connection count goes into the kernel's identifier with the
+     * cookie (nbd-compat.h), so it is fixed now. */
+    if (!c.o.connections)
+      c.o.connections = cli_default_connections ();
+    c.o.connections_set = true;
+    if (rbdx_nbd_backend_make (a->cookie, c.o.connections, c.o.cookie,
+                               sizeof c.o.cookie) < 0)
+      die (1, "the cookie is too long");
+  }
   load_module (a);
-  return a->show_cookie && a->cookie ? map_show_cookie (&c) : cmd_map (&c);
+  return a->show_cookie && a->cookie ? map_show_cookie (&c, a->cookie) : cmd_map (&c);
 }
 
 /* The kernel's backend identifier of /dev/nbd@p index into @p buf: NULL
@@ -224,17 +232,27 @@ static int
 do_attach (const struct rbdx_nbd_args *a)
 {
   struct cli c;
+  struct rbdx_state st;
   char dev[32], backend[400];
   char *args[3] = { "attach", dev, (char *) a->target };
-  const char *msg;
+  const char *msg, *kb = kernel_backend (a->device_index, backend, sizeof backend);
+  unsigned n = rbdx_nbd_backend_connections (kb);
 
   snprintf (dev, sizeof dev, "/dev/nbd%d", a->device_index);
-  if (!rbdx_nbd_cookie_ok (kernel_backend (a->device_index, backend, sizeof backend),
-                           a->cookie, &msg)) {
+  if (!rbdx_nbd_cookie_ok (kb, a->cookie, &msg)) {
     fprintf (stderr, "%s\n", msg);
     return RBDX_NBD_EXIT_FAILURE;
   }
   to_cli (a, &c);
+  /* The kernel takes new connections only for the identifier it has. */
+  if (a->cookie)
+    snprintf (c.o.cookie, sizeof c.o.cookie, "%s", kb);
+  /* Without the state file the identifier says how many (nbd-compat.h);
+   * with it cmd_attach takes the count from there. */
+  if (n && !a->connections && rbdx_state_load (a->device_index, &st) < 0) {
+    c.o.connections = n;
+    c.o.connections_set = true;
+  }
   c.args = args;
   c.nargs = 3;
   return cmd_attach (&c);

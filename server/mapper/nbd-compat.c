@@ -543,17 +543,50 @@ rbdx_nbd_args_free (struct rbdx_nbd_args *a)
   a->nparams = 0;
 }
 
-const char *
-rbdx_nbd_cookie_of (const char *backend)
+/* Where the personality's backend identifiers end the cookie (a ';' is
+ * not a cookie character). */
+#define CONNS_TAG ";rbdx:connections="
+
+int
+rbdx_nbd_backend_make (const char *cookie, unsigned connections, char *buf, size_t len)
 {
-  return !backend || strncmp (backend, "rbdx:", 5) == 0 ? "" : backend;
+  size_t n = (size_t) snprintf (buf, len, "%s" CONNS_TAG "%u", cookie, connections);
+  return n < len ? 0 : -ENAMETOOLONG;
+}
+
+const char *
+rbdx_nbd_cookie_of (const char *backend, char *buf, size_t len)
+{
+  const char *end;
+
+  if (!backend || strncmp (backend, "rbdx:", 5) == 0)
+    backend = "";
+  end = strstr (backend, CONNS_TAG);
+  snprintf (buf, len, "%.*s", (int) (end ? (size_t) (end - backend) : strlen (backend)),
+            backend);
+  return buf;
+}
+
+unsigned
+rbdx_nbd_backend_connections (const char *backend)
+{
+  const char *tag = backend ? strstr (backend, CONNS_TAG) : NULL;
+  char *end;
+  unsigned long n;
+
+  if (!tag)
+    return 0;
+  tag += strlen (CONNS_TAG);
+  n = strtoul (tag, &end, 10);
+  return end != tag && !*end && n >= 1 && n <= 16 ? (unsigned) n : 0;
 }
 
 bool
 rbdx_nbd_cookie_ok (const char *backend, const char *cookie, const char **msg)
 {
-  const char *have = rbdx_nbd_cookie_of (backend);
+  char have[RBDX_NBD_COOKIE_MAX + 64];
 
+  rbdx_nbd_cookie_of (backend, have, sizeof have);
   *msg = NULL;
   if (*have) {
     if (!cookie)

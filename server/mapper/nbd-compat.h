@@ -133,16 +133,29 @@ void rbdx_nbd_args_free (struct rbdx_nbd_args *a);
  *  NULL. */
 const char *rbdx_nbd_param (const struct rbdx_nbd_args *a, const char *key);
 
+/** The kernel backend identifier the personality maps with: @p cookie,
+ *  then ";rbdx:connections=N" (a ';' is no cookie character), so that an
+ *  attach learns the device's connection count from the kernel even
+ *  when the state file is gone (a run directory lost with a container).
+ *  @return 0, or -ENAMETOOLONG when it does not fit @p len. */
+int rbdx_nbd_backend_make (const char *cookie, unsigned connections, char *buf,
+                           size_t len);
+
+/** The cookie in kernel backend identifier @p backend, into @p buf (also
+ *  returned): the part before ";rbdx:", or "" for none (NULL) or rbdx's
+ *  own identifier ("rbdx:SPEC"). */
+const char *rbdx_nbd_cookie_of (const char *backend, char *buf, size_t len);
+
+/** The connection count @p backend records (1..16), or 0 if none. */
+unsigned rbdx_nbd_backend_connections (const char *backend);
+
 /** Whether an attach with @p cookie (NULL: none given) may take over a
  *  device whose kernel backend identifier is @p backend (NULL or "": the
- *  kernel has none; "rbdx:..." is rbdx's own, that is no cookie).  The
- *  rules of rbd-nbd's attach (Ceph rbd-nbd.cc, parse_args).
+ *  kernel shows none; "rbdx:..." is rbdx's own, that is no cookie); the
+ *  cookie is compared with rbdx_nbd_cookie_of (@p backend).  The rules of
+ *  rbd-nbd's attach (Ceph rbd-nbd.cc, parse_args).
  *  @param msg  on refusal, rbd-nbd's message (static storage).
  *  @return true to go on. */
 bool rbdx_nbd_cookie_ok (const char *backend, const char *cookie, const char **msg);
-
-/** The cookie list-mapped shows for kernel backend identifier
- *  @p backend: itself, or "" for none or rbdx's own ("rbdx:..."). */
-const char *rbdx_nbd_cookie_of (const char *backend);
 
 #endif

@@ -22,7 +22,10 @@
 #   - detach stops supervisor and server and leaves the device connected;
 #     an attach naming another cookie or none is refused with rbd-nbd's
 #     messages; ceph-csi's attach line gets the device back with its
-#     connections, and the data reads back;
+#     connections, and the data reads back; again after the run directory
+#     is deleted too, with a read waiting across it: the 4 connections
+#     come back from the kernel's identifier (COOKIE;rbdx:connections=4),
+#     the read returns the data;
 #   - unmap disconnects; unmap of the spec then says "rbd-nbd: SPEC is not
 #     mapped" (exit 1), which ceph-csi takes as done; nothing is left;
 #   - `rbd device map -t nbd -o ...`, `rbd device list -t nbd --format
@@ -77,18 +80,21 @@ servers() { pgrep -f standin-engine | wc -l; }
 grep -q -- --cookie /tmp/help || fail "rbd-nbd --help lists no --cookie"
 [ ! -s /tmp/err ] || fail "rbd-nbd --help wrote on stderr: $(cat /tmp/err)"
 
+# With the StorageClass's mapOptions "connections=4", which ceph-csi
+# appends as --connections=4.
 dev=$("$rn" "${csi[@]}" map "$NBD_EXPORT" --try-netlink --reattach-timeout=300 \
-  --io-timeout=0 --cookie="$volid") || fail "ceph-csi's map line failed"
+  --io-timeout=0 --cookie="$volid" --connections=4) || fail "ceph-csi's map line failed"
 say "map printed: $dev"
 [ "$dev" = /dev/nbd0 ] || fail "map printed '$dev', not /dev/nbd0 alone"
-[ "$(cat /sys/block/nbd0/backend)" = "$volid" ] ||
-  fail "backend identifier $(cat /sys/block/nbd0/backend), not the cookie"
+[ "$(cat /sys/block/nbd0/backend)" = "$volid;rbdx:connections=4" ] ||
+  fail "backend identifier $(cat /sys/block/nbd0/backend), not the cookie and the count"
 grep -qx "$NBD_EXPORT" /share/engine-args || fail "the image is not the server's"
 grep -qx id=csi-rbd-node /share/engine-args || fail "no id=: $(cat /share/engine-args)"
 grep -qx "mon_host=$mons" /share/engine-args || fail "no mon_host="
 grep -qx ceph.keyfile=/tmp/csi/keyfile-1 /share/engine-args || fail "no ceph.keyfile="
 grep -qx ceph.log_file=/tmp/csi/rbd-nbd-vol.log /share/engine-args || fail "no ceph.log_file="
 conns=$(sed -n 's/^connections=//p' /share/run/nbd0)
+[ "$conns" = 4 ] || fail "$conns connections, not 4"
 all_conns() { [ "$(tcp_conns "$NBD_PORT")" -eq "$conns" ]; }
 wait_until 10 all_conns || fail "$(tcp_conns "$NBD_PORT") connections, the state says $conns"
 head -c $((2 << 20)) /dev/urandom >/tmp/data
@@ -121,13 +127,37 @@ rc=0; "$rn" "${csi[@]}" attach "$NBD_EXPORT" --device /dev/nbd0 2>/tmp/err || rc
   fail "attach without a cookie: rc $rc, $(cat /tmp/err)"
 # ceph-csi's heal.
 out=$("$rn" "${csi[@]}" attach "$NBD_EXPORT" --device /dev/nbd0 --try-netlink \
-  --reattach-timeout=300 --io-timeout=0 --cookie="$volid") || fail "ceph-csi's attach line failed"
+  --reattach-timeout=300 --io-timeout=0 --cookie="$volid" --connections=4) ||
+  fail "ceph-csi's attach line failed"
 say "attach printed: $out"
 [ "$out" = /dev/nbd0 ] || fail "attach printed '$out'"
 [ "$(supervisors)" -eq 1 ] || fail "$(supervisors) supervisors after attach"
 wait_until 20 all_conns || fail "$(tcp_conns "$NBD_PORT") connections after attach, not $conns"
 check_data "after attach"
-[ "$(cat /sys/block/nbd0/backend)" = "$volid" ] || fail "attach changed the backend identifier"
+[ "$(cat /sys/block/nbd0/backend)" = "$volid;rbdx:connections=4" ] ||
+  fail "attach changed the backend identifier"
+
+# Again, and this time the run directory is lost too (a node plugin
+# container without a hostPath for it), with a read waiting meanwhile:
+# the count comes from the kernel's identifier; the attach line is
+# ceph-csi's without mapOptions.
+"$rn" detach "$NBD_EXPORT" || fail "detach by spec failed"
+[ "$(supervisors)" -eq 0 ] && [ "$(servers)" -eq 0 ] || fail "the second detach left processes"
+rm -rf /share/run
+(dd if=/dev/nbd0 bs=1M skip=16 count=2 iflag=direct status=none | sha256sum | cut -d' ' -f1 \
+  >/tmp/waiting.sha256) &
+reader=$!
+out=$("$rn" "${csi[@]}" attach "$NBD_EXPORT" --device /dev/nbd0 --try-netlink \
+  --reattach-timeout=300 --io-timeout=0 --cookie="$volid") ||
+  fail "ceph-csi's attach line without state failed"
+[ "$out" = /dev/nbd0 ] || fail "the stateless attach printed '$out'"
+[ "$(sed -n 's/^connections=//p' /share/run/nbd0)" = 4 ] ||
+  fail "the stateless attach did not take 4 connections from the kernel's identifier"
+wait_until 20 all_conns || fail "$(tcp_conns "$NBD_PORT") connections after the stateless attach"
+wait "$reader" || fail "the read waiting across the stateless attach failed"
+[ "$(cat /tmp/waiting.sha256)" = "$(cat /share/data.sha256)" ] ||
+  fail "the read waiting across the stateless attach returned other data"
+check_data "after the stateless attach"
 
 "$rn" unmap /dev/nbd0 || fail "unmap failed"
 [ ! -e /sys/block/nbd0/pid ] || fail "/dev/nbd0 is still connected"

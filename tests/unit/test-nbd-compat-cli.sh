@@ -57,7 +57,7 @@ state() { # INDEX TARGET BACKEND SUPERVISOR
   printf 'index=%s\ntarget=%s\nbackend=%s\nconnections=4\nsupervisor=%s\nsupervisor_start=%s\nserver=0\n' \
     "$1" "$2" "$3" "$4" "$start" >"$RBDX_RUN_DIR/nbd$1"
 }
-state 5 replicapool/ns1/csi-vol-2 0001-0009-rook-ceph-vol2 $$
+state 5 replicapool/ns1/csi-vol-2 "0001-0009-rook-ceph-vol2;rbdx:connections=4" $$
 state 6 rbd/img@snap1 rbdx:rbd/img@snap1 $$
 state 7 nbd://localhost/x rbdx:nbd://localhost/x $$
 state 999 rbd/gone rbdx:rbd/gone "$dead"

@@ -444,9 +444,26 @@ test_cookie_rules (void **state)
   assert_false (rbdx_nbd_cookie_ok ("rbdx:p/i", "vol1", &msg));
   assert_string_equal (msg, "rbd-nbd: cookie mismatch");
   assert_true (rbdx_nbd_cookie_ok (NULL, NULL, &msg));
-  assert_string_equal (rbdx_nbd_cookie_of ("rbdx:p/i"), "");
-  assert_string_equal (rbdx_nbd_cookie_of (NULL), "");
-  assert_string_equal (rbdx_nbd_cookie_of (VOLID), VOLID);
+  {
+    char buf[300], b[300];
+    assert_string_equal (rbdx_nbd_cookie_of ("rbdx:p/i", buf, sizeof buf), "");
+    assert_string_equal (rbdx_nbd_cookie_of (NULL, buf, sizeof buf), "");
+    assert_string_equal (rbdx_nbd_cookie_of (VOLID, buf, sizeof buf), VOLID);
+    /* The personality's identifiers carry the connection count. */
+    assert_int_equal (rbdx_nbd_backend_make (VOLID, 4, b, sizeof b), 0);
+    assert_string_equal (b, VOLID ";rbdx:connections=4");
+    assert_string_equal (rbdx_nbd_cookie_of (b, buf, sizeof buf), VOLID);
+    assert_int_equal (rbdx_nbd_backend_connections (b), 4);
+    assert_true (rbdx_nbd_cookie_ok (b, VOLID, &msg));
+    assert_false (rbdx_nbd_cookie_ok (b, VOLID ";rbdx:connections=4", &msg));
+    assert_false (rbdx_nbd_cookie_ok (b, NULL, &msg));
+    assert_string_equal (msg, "rbd-nbd: must specify cookie to attach");
+    assert_int_equal (rbdx_nbd_backend_connections (VOLID), 0);
+    assert_int_equal (rbdx_nbd_backend_connections ("v;rbdx:connections=17"), 0);
+    assert_int_equal (rbdx_nbd_backend_connections ("v;rbdx:connections=3x"), 0);
+    assert_int_equal (rbdx_nbd_backend_connections (NULL), 0);
+    assert_int_equal (rbdx_nbd_backend_make (VOLID, 4, b, 20), -ENAMETOOLONG);
+  }
 }
 
 int
