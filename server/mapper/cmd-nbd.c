@@ -6,6 +6,7 @@
  * Ceph options as plugin parameters, unmap becomes `rbdx unmap --force`
  * (rbd-nbd disconnects a device whatever holds it), detach kills the
  * device's supervisor and server so the kernel waits for an attach,
+ * -f and -d stay until the device is unmapped (a signal detaches),
  * list-mapped is cmd-nbd-list.c.  Messages start "rbd-nbd:" and every
  * failure exits 1, as rbd-nbd's (Ceph src/tools/rbd_nbd/rbd-nbd.cc).
  */
@@ -49,6 +50,8 @@ rbdx_nbd_usage (void)
     "  --nbds_max <limit>            Override for module param nbds_max\n"
     "  --quiesce                     Use quiesce callbacks (refused: not in rbdx yet)\n"
     "  --quiesce-hook <path>         Specify quiesce hook path (refused likewise)\n"
+    "  -f, -d                        Stay in the foreground until unmapped; a signal\n"
+    "                                detaches (logs stay in rbdx's run directory)\n"
     "  --read-only                   Map read-only\n"
     "  --reattach-timeout <sec>      Set nbd re-attach timeout\n"
     "                                (default: 30)\n"
@@ -296,36 +299,33 @@ do_unmap (const struct rbdx_nbd_args *a)
   return cmd_unmap (&c);
 }
 
+/* Whether @p pid (started at @p start) is gone.  The supervisor that map
+ * or attach forked is this process's child: reap it, or it stays a
+ * zombie (waitpid on another process fails with ECHILD, harmlessly). */
+static bool
+gone (pid_t pid, unsigned long long start)
+{
+  waitpid (pid, NULL, WNOHANG);
+  return !rbdx_proc_is (pid, start);
+}
+
 /* Wait up to @p secs for @p pid (started at @p start) to be gone. */
 static bool
 wait_gone (pid_t pid, unsigned long long start, unsigned secs)
 {
   for (unsigned i = 0; i < secs * 10; i++) {
-    if (!rbdx_proc_is (pid, start))
+    if (gone (pid, start))
       return true;
     nanosleep (&(struct timespec) { 0, 100000000 }, NULL);
   }
-  return !rbdx_proc_is (pid, start);
+  return gone (pid, start);
 }
 
-/* detach: the device's processes stop and the kernel keeps the device,
- * its I/O waiting for an attach until --reattach-timeout runs out (it
- * was given at map time).  SIGKILL, not SIGTERM: a supervisor's SIGTERM
- * means unmap.  The state file stays for the attach. */
+/* Stop the processes of mapping @p st (SIGKILL, not SIGTERM: a
+ * supervisor's SIGTERM means unmap) and wait up to @p secs for them. */
 static int
-do_detach (const struct rbdx_nbd_args *a)
+stop_mapping (const struct rbdx_state *st, unsigned secs)
 {
-  static struct rbdx_state all[MAX_MAPPED];
-  struct rbdx_state *st;
-  int n;
-  unsigned secs = a->reattach_timeout > 5 ? (unsigned) a->reattach_timeout : 5;
-
-  n = rbdx_mapped_load (all, MAX_MAPPED);
-  st = find_mapping (a, all, n, true);
-  if (!st)
-    return RBDX_NBD_EXIT_FAILURE;
-  if (geteuid () != 0)
-    die (1, "detaching a device needs root");
   if (rbdx_proc_is (st->supervisor, st->supervisor_start))
     kill (st->supervisor, SIGKILL);
   if (rbdx_mapped_server_running (st))
@@ -334,6 +334,56 @@ do_detach (const struct rbdx_nbd_args *a)
       (st->server > 0 && !wait_gone (st->server, st->server_start, secs)))
     die (1, "waiting for process exit timed out");
   return 0;
+}
+
+/* detach: the device's processes stop and the kernel keeps the device,
+ * its I/O waiting for an attach until --reattach-timeout runs out (it
+ * was given at map time).  The state file stays for the attach. */
+static int
+do_detach (const struct rbdx_nbd_args *a)
+{
+  static struct rbdx_state all[MAX_MAPPED];
+  struct rbdx_state *st;
+  int n;
+
+  n = rbdx_mapped_load (all, MAX_MAPPED);
+  st = find_mapping (a, all, n, true);
+  if (!st)
+    return RBDX_NBD_EXIT_FAILURE;
+  if (geteuid () != 0)
+    die (1, "detaching a device needs root");
+  return stop_mapping (st, a->reattach_timeout > 5 ? (unsigned) a->reattach_timeout : 5);
+}
+
+/* -f, -d: after map or attach, stay until the device is unmapped, as
+ * rbd-nbd in the foreground; SIGTERM, SIGINT or SIGHUP here detaches,
+ * as they end rbd-nbd (its device then waits for an attach).  The logs
+ * stay in the run directory. */
+static int
+stay (const char *what)
+{
+  static struct rbdx_state all[MAX_MAPPED];
+  struct rbdx_state *st;
+  sigset_t set;
+  int n;
+
+  fflush (stdout);
+  sigemptyset (&set);
+  sigaddset (&set, SIGTERM);
+  sigaddset (&set, SIGINT);
+  sigaddset (&set, SIGHUP);
+  sigprocmask (SIG_BLOCK, &set, NULL);
+  n = rbdx_mapped_load (all, MAX_MAPPED);
+  st = rbdx_mapped_find (what, all, n);
+  if (!st)
+    die (1, "%s: no supervisor serves it", what);
+  for (;;) {
+    struct timespec ts = { 0, 200000000 };
+    if (sigtimedwait (&set, NULL, &ts) > 0)
+      return stop_mapping (st, 30);
+    if (gone (st->supervisor, st->supervisor_start))
+      return 0;
+  }
 }
 
 int
@@ -356,8 +406,16 @@ rbdx_nbd_main (int argc, char **argv)
   switch (a.cmd) {
   case RBDX_NBD_HELP: fputs (rbdx_nbd_usage (), stdout); r = 0; break;
   case RBDX_NBD_VERSION: printf ("rbd-nbd (rbdx %s)\n", RBDX_VERSION); r = 0; break;
-  case RBDX_NBD_MAP: r = do_map (&a); break;
-  case RBDX_NBD_ATTACH: r = do_attach (&a); break;
+  case RBDX_NBD_MAP:
+    r = do_map (&a);
+    if (r == 0 && a.foreground)
+      r = stay (a.target);
+    break;
+  case RBDX_NBD_ATTACH:
+    r = do_attach (&a);
+    if (r == 0 && a.foreground)
+      r = stay (a.device);
+    break;
   case RBDX_NBD_UNMAP: r = do_unmap (&a); break;
   case RBDX_NBD_DETACH: r = do_detach (&a); break;
   case RBDX_NBD_LIST: r = rbdx_nbd_list (&a); break;

@@ -398,10 +398,6 @@ refuse_unsupported (struct rbdx_nbd_args *a, int nformats)
   if (a->quiesce || a->quiesce_hook)
     return fail (a, "rbd-nbd: --quiesce and --quiesce-hook are not supported by "
                  "rbdx yet");
-  if (a->foreground)
-    return fail (a, "rbd-nbd: -f and -d (foreground) are not supported by rbdx: "
-                 "a background supervisor serves the device (its log is in the "
-                 "run directory)");
   if (nformats > 1)
     return fail (a, "rbd-nbd: rbdx loads one encryption format, not %d", nformats);
   if (a->encryption_format && strcmp (a->encryption_format, "luks") == 0)

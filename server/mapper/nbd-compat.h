@@ -71,8 +71,9 @@ struct rbdx_nbd_args {
   bool show_cookie;          /**< --show-cookie: map prints "DEV COOKIE" */
   bool try_netlink;          /**< --try-netlink (rbdx always uses netlink) */
   bool pretty;               /**< --pretty-format */
-  bool notrim, quiesce, foreground;  /**< given, though refused for map and
-                                          attach (see rbdx.pod) */
+  bool foreground;           /**< -f, -d: stay until unmapped */
+  bool notrim, quiesce;      /**< given, though refused for map and attach
+                                  (see rbdx.pod) */
   int io_timeout;            /**< --io-timeout seconds; -1: not given */
   int reattach_timeout;      /**< --reattach-timeout seconds, default 30 */
   unsigned connections;      /**< --connections (rbdx's, 1..16), 0: default */
@@ -120,8 +121,9 @@ struct rbdx_nbd_args {
  *  - a Ceph option value with a control character, --key (a secret on
  *    the command line), --name of another entity type than client;
  *  - for map and attach only, what rbdx does not do yet: --notrim,
- *    --snap-id, --quiesce, --quiesce-hook, -f, -d, --setuser, --setgroup,
- *    --encryption-format luks (detection), several encryption formats.
+ *    --snap-id, --quiesce, --quiesce-hook, --encryption-format luks
+ *    (detection), several encryption formats; and --setuser, --setgroup
+ *    always.
  *  Messages quote hostile text with control characters replaced by '?'.
  *  @return 0, or -EINVAL (a->msg says why), -ENOMEM. */
 int rbdx_nbd_parse (int argc, char **argv, struct rbdx_nbd_args *a);

@@ -28,6 +28,8 @@
 #     the read returns the data;
 #   - unmap disconnects; unmap of the spec then says "rbd-nbd: SPEC is not
 #     mapped" (exit 1), which ceph-csi takes as done; nothing is left;
+#   - map -f stays in the foreground; SIGTERM to it detaches (the device
+#     stays connected), attach gets it back;
 #   - `rbd device map -t nbd -o ...`, `rbd device list -t nbd --format
 #     json` and `rbd device unmap -t nbd` through a copy of Debian's rbd
 #     beside a link rbd-nbd -> the mapper: the device path, the -o options
@@ -167,6 +169,24 @@ rc=0; "$rn" unmap "$NBD_EXPORT" 2>/tmp/err || rc=$?
 [ "$(supervisors)" -eq 0 ] && [ "$(servers)" -eq 0 ] || fail "processes left after unmap"
 [ -z "$(ls /share/run 2>/dev/null | grep -vx lock)" ] || fail "state left: $(ls /share/run)"
 [ "$("$rn" list-mapped --format=json)" = "[]" ] || fail "list-mapped after unmap"
+
+# -f: the process stays while the device is mapped; SIGTERM detaches.
+"$rn" -f map "$NBD_EXPORT" --cookie=fg1 --connections=2 >/tmp/fg.out 2>/tmp/fg.err &
+fg=$!
+printed() { [ -s /tmp/fg.out ]; }
+wait_until 30 printed || fail "map -f printed nothing: $(cat /tmp/fg.err)"
+[ "$(cat /tmp/fg.out)" = /dev/nbd0 ] || fail "map -f printed '$(cat /tmp/fg.out)'"
+sleep 1
+kill -0 "$fg" 2>/dev/null || fail "map -f did not stay in the foreground"
+kill -TERM "$fg"
+wait "$fg" || fail "map -f exited $? on SIGTERM"
+[ "$(supervisors)" -eq 0 ] && [ "$(servers)" -eq 0 ] || fail "SIGTERM to map -f left processes"
+[ -e /sys/block/nbd0/pid ] || fail "SIGTERM to map -f disconnected /dev/nbd0"
+out=$("$rn" attach "$NBD_EXPORT" --device /dev/nbd0 --cookie=fg1) || fail "attach after map -f failed"
+[ "$out" = /dev/nbd0 ] || fail "attach after map -f printed '$out'"
+check_data "after map -f, SIGTERM, attach"
+"$rn" unmap "$NBD_EXPORT" || fail "unmap by spec failed"
+[ ! -e /sys/block/nbd0/pid ] || fail "/dev/nbd0 is still connected after unmap by spec"
 
 # `rbd device map -t nbd` through the copy of rbd beside the personality:
 # -o options become rbd-nbd flags (connections is rbdx's own).

@@ -365,14 +365,19 @@ test_refused (void **state)
   parse_bad ("map p/i --snap-id 4", "rbd-nbd: --snap-id is not supported by rbdx yet");
   parse_bad ("map p/i --quiesce", "rbd-nbd: --quiesce and --quiesce-hook are not supported");
   parse_bad ("map p/i --quiesce-hook /x", "rbd-nbd: --quiesce and --quiesce-hook");
-  parse_bad ("attach p/i --device /dev/nbd0 -f", "rbd-nbd: -f and -d (foreground)");
-  parse_bad ("map -d p/i", "rbd-nbd: -f and -d (foreground)");
   parse_bad ("map p/i --encryption-passphrase-file /p",
              "rbd-nbd: --encryption-format luks (detect LUKS1 or LUKS2)");
   parse_bad ("map p/i --encryption-format luks1 --encryption-passphrase-file /p "
              "--encryption-format luks2 --encryption-passphrase-file /q",
              "rbd-nbd: rbdx loads one encryption format, not 2");
   parse_bad ("--setuser ceph map p/i", "rbd-nbd: --setuser is not supported by rbdx");
+  /* Foreground: done (cmd-nbd.c stays until unmapped). */
+  parse_ok ("attach p/i --device /dev/nbd0 -f");
+  assert_true (a.foreground);
+  rbdx_nbd_args_free (&a);
+  parse_ok ("map -d p/i");
+  assert_true (a.foreground);
+  rbdx_nbd_args_free (&a);
   /* Elsewhere rbd-nbd ignores them, and so does rbdx. */
   parse_ok ("list-mapped -f --quiesce --notrim");
   assert_int_equal (a.cmd, RBDX_NBD_LIST);
