@@ -30,6 +30,13 @@ struct cli {
 void __attribute__ ((noreturn, format (printf, 2, 3)))
 die (int status, const char *fmt, ...);
 
+/** The mapper's defaults (as when no option is given) into @p c. */
+void cli_init (struct cli *c);
+
+/** Messages from die() start "@p name: " (default "rbdx"); with
+ *  @p one_status every failure exits 1 (rbd-nbd's way) instead of 1 or 2. */
+void cli_set_personality (const char *name, bool one_status);
+
 /** Add plugin parameter KEY=VALUE to @p o: @p key "KEY=" and @p value,
  *  or @p key "" and @p value "KEY=VALUE".  A relative file name (any
  *  parameter the core lists as naming a file) is made absolute against
@@ -80,5 +87,13 @@ int cmd_attach (struct cli *c);
 int cmd_unmap (struct cli *c);
 int cmd_list (struct cli *c);
 int cmd_status (struct cli *c);
+
+/** The rbd-nbd personality (nbd-compat.h, cmd-nbd.c): run rbd-nbd's
+ *  command line @p argv (argv[0] the program name); returns the exit
+ *  status (0, or 1 on any failure, as rbd-nbd). */
+int rbdx_nbd_main (int argc, char **argv);
+struct rbdx_nbd_args;
+/** Its list-mapped (cmd-nbd-list.c); returns the exit status. */
+int rbdx_nbd_list (const struct rbdx_nbd_args *a);
 
 #endif

@@ -244,6 +244,10 @@ cmd_attach (struct cli *c)
     snprintf (c->o.identity, sizeof c->o.identity, "%s", st.identity);
     /* The new supervisor takes over the keyring the mapping owns. */
     snprintf (c->o.keyring_file, sizeof c->o.keyring_file, "%s", st.keyring_file);
+    /* A device mapped with a cookie (rbd-nbd's --cookie) keeps it: the
+     * kernel refuses a reconfigure naming another backend. */
+    if (!*c->o.cookie && *st.backend && strncmp (st.backend, "rbdx:", 5) != 0)
+      snprintf (c->o.cookie, sizeof c->o.cookie, "%.255s", st.backend);
   }
   set_engine (c, r == 0 ? st.engine : NULL);
   if (c->nargs >= 3)

@@ -5,6 +5,7 @@
  *   rbdx attach [OPTIONS] DEVICE [SPEC|URI [KEY=VALUE...]]
  *   rbdx list-mapped [--format plain|json]
  *   rbdx status [DEVICE|SPEC|URI] [--format plain|json]
+ *   rbdx nbd-compat ARGS...   (and entered as rbd-nbd: nbd-compat.h)
  * Options and usage here; the commands in cmd-*.c.
  * Exit status: 0 done, 1 failed (message on stderr), 2 bad usage.
  */
@@ -20,9 +21,18 @@
 #include "cli.h"
 #include "common/limits.h"
 #include "params.h"
+#include "nbd-compat.h"
 #include "target.h"
 
 static const char *prog = "rbdx";
+static bool one_failure_status;
+
+void
+cli_set_personality (const char *name, bool one_status)
+{
+  prog = name;
+  one_failure_status = one_status;
+}
 
 void
 die (int status, const char *fmt, ...)
@@ -33,7 +43,7 @@ die (int status, const char *fmt, ...)
   vfprintf (stderr, fmt, ap);
   va_end (ap);
   fputc ('\n', stderr);
-  exit (status);
+  exit (one_failure_status && status ? RBDX_NBD_EXIT_FAILURE : status);
 }
 
 static void
@@ -47,6 +57,7 @@ usage (FILE *f)
     "       rbdx attach [OPTIONS] /dev/nbdX [SPEC|URI [KEY=VALUE...]]\n"
     "       rbdx list-mapped [--format plain|json]      (alias: list)\n"
     "       rbdx status [/dev/nbdX|SPEC|URI] [--format plain|json]\n"
+    "       rbdx nbd-compat RBD-NBD-ARGS...   (rbd-nbd's command line; also as rbd-nbd)\n"
     "       rbdx -h | --help | --version\n"
     "map options:\n"
     "  -c, --connections N      NBD connections (default: CPUs, at most %d)\n"
@@ -136,11 +147,9 @@ static const struct option long_opts[] = {
   { NULL, 0, NULL, 0 },
 };
 
-static void
-parse_cli (int argc, char **argv, struct cli *c)
+void
+cli_init (struct cli *c)
 {
-  int ch;
-
   memset (c, 0, sizeof *c);
   c->o.device = -1;
   c->o.io_timeout = 60;
@@ -148,6 +157,14 @@ parse_cli (int argc, char **argv, struct cli *c)
   c->o.resize_poll = 5;
   c->o.nbdkit = getenv ("RBDX_NBDKIT") && *getenv ("RBDX_NBDKIT") ? getenv ("RBDX_NBDKIT") : "nbdkit";
   c->o.plugin = getenv ("RBDX_PLUGIN") && *getenv ("RBDX_PLUGIN") ? getenv ("RBDX_PLUGIN") : "rbdx";
+}
+
+static void
+parse_cli (int argc, char **argv, struct cli *c)
+{
+  int ch;
+
+  cli_init (c);
   optind = 1;
   opterr = 0;      /* our own messages, prefixed "rbdx:" */
   while ((ch = getopt_long (argc, argv, ":c:rd:o:h", long_opts, NULL)) != -1) {
@@ -279,7 +296,15 @@ int
 main (int argc, char **argv)
 {
   struct cli c;
+  const char *base = argc > 0 ? strrchr (argv[0], '/') : NULL;
 
+  /* The rbd-nbd personality (nbd-compat.h): entered by that name, or as
+   * `rbdx nbd-compat ARGS...`. */
+  base = base ? base + 1 : argc > 0 ? argv[0] : "";
+  if (!strcmp (base, "rbd-nbd"))
+    return rbdx_nbd_main (argc, argv);
+  if (argc >= 2 && !strcmp (argv[1], "nbd-compat"))
+    return rbdx_nbd_main (argc - 1, argv + 1);
   if (argc < 2) {
     usage (stderr);
     return 2;

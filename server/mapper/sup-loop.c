@@ -80,7 +80,10 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
              sizeof s->metrics - 1);
     setup_exit (o);
   }
-  snprintf (s->backend, sizeof s->backend, "rbdx:%s", o->target);
+  if (*o->cookie)
+    snprintf (s->backend, sizeof s->backend, "%s", o->cookie);
+  else
+    snprintf (s->backend, sizeof s->backend, "rbdx:%s", o->target);
   s->connect_to = o->is_uri ? o->target : s->sock;
   if (!o->is_uri && o->engine) {
     snprintf (s->engine_to, sizeof s->engine_to, "%s%.300s",

@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* server/mapper/cmd-nbd.c: the rbd-nbd personality (see nbd-compat.h): runs
+ * a parsed rbd-nbd command line through the mapper's own commands.
+ *
+ * map and attach become `rbdx map` / `rbdx attach` (cmd-map.c) with the
+ * Ceph options as plugin parameters, unmap becomes `rbdx unmap --force`
+ * (rbd-nbd disconnects a device whatever holds it), detach kills the
+ * device's supervisor and server so the kernel waits for an attach,
+ * -f and -d stay until the device is unmapped (a signal detaches),
+ * list-mapped is cmd-nbd-list.c.  Messages start "rbd-nbd:" and every
+ * failure exits 1, as rbd-nbd's (Ceph src/tools/rbd_nbd/rbd-nbd.cc).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "mapped.h"
+#include "nbd-compat.h"
+#include "state.h"
+#include "target.h"
+
+static const char *
+rbdx_nbd_usage (void)
+{
+  return
+    "Usage: rbd-nbd [options] map <image-or-snap-spec>    Map image to nbd device\n"
+    "               detach <device|image-or-snap-spec>    Detach image from nbd device\n"
+    "               [options] attach <image-or-snap-spec> Attach image to nbd device\n"
+    "               unmap <device|image-or-snap-spec>     Unmap nbd device\n"
+    "               [options] list-mapped                 List mapped nbd devices\n"
+    "(rbdx's rbd-nbd personality: the image is served by rbdx with N connections;\n"
+    " see rbdx(8), RBD-NBD COMPATIBILITY)\n"
+    "Map and attach options:\n"
+    "  --device <device path>        Specify nbd device path (/dev/nbd{num})\n"
+    "  --encryption-format luks1|luks2\n"
+    "                                Image encryption format\n"
+    "  --encryption-passphrase-file  Path of file containing passphrase for unlocking image encryption\n"
+    "  --exclusive                   Forbid writes by other clients\n"
+    "  --notrim                      Turn off trim/discard (refused: not in rbdx yet)\n"
+    "  --io-timeout <sec>            Set nbd IO timeout (0: never time out)\n"
+    "  --max_part <limit>            Override for module param max_part\n"
+    "  --nbds_max <limit>            Override for module param nbds_max\n"
+    "  --quiesce                     Use quiesce callbacks (refused: not in rbdx yet)\n"
+    "  --quiesce-hook <path>         Specify quiesce hook path (refused likewise)\n"
+    "  -f, -d                        Stay in the foreground until unmapped; a signal\n"
+    "                                detaches (logs stay in rbdx's run directory)\n"
+    "  --read-only                   Map read-only\n"
+    "  --reattach-timeout <sec>      Set nbd re-attach timeout\n"
+    "                                (default: 30)\n"
+    "  --try-netlink                 Use the nbd netlink interface (always used)\n"
+    "  --show-cookie                 Show device cookie\n"
+    "  --cookie                      Specify device cookie\n"
+    "  --snap-id <snap-id>           Specify snapshot by ID (refused: not in rbdx yet)\n"
+    "  --connections <n>             rbdx: NBD connections, 1 to 16 (default: CPUs)\n"
+    "\n"
+    "Unmap and detach options:\n"
+    "  --device <device path>        Specify nbd device path (/dev/nbd{num})\n"
+    "\n"
+    "List options:\n"
+    "  --format plain|json|xml Output format (default: plain)\n"
+    "  --pretty-format         Pretty formatting (json and xml)\n"
+    "\n"
+    "Ceph options (anywhere on the line):\n"
+    "  --conf/-c FILE    read configuration from the given configuration file\n"
+    "  --id ID           set ID portion of my name\n"
+    "  --name/-n client.ID set name\n"
+    "  --cluster NAME    set cluster name (default: ceph)\n"
+    "  -m/--mon_host MONS, --keyring/-k FILE, --keyfile FILE, --log-file FILE\n"
+    "  --CEPH_OPTION VALUE, --CEPH_OPTION=VALUE   any Ceph option (see rbdx(8))\n";
+}
+
+/* @p value made absolute against the working directory: the supervisor
+ * runs in /.  The file need not exist (a log file). */
+static void
+add_path_param (struct cli *c, const char *key, const char *value)
+{
+  char cwd[4096];
+
+  if (value[0] == '/' || !getcwd (cwd, sizeof cwd)) {
+    cli_add_param (&c->o, key, value);
+    return;
+  }
+  char *abs;
+  if (asprintf (&abs, "%s/%s", cwd, value) < 0)
+    die (1, "out of memory");
+  cli_add_param (&c->o, key, abs);
+  free (abs);
+}
+
+/* The map options of a map or attach. */
+static void
+to_cli (const struct rbdx_nbd_args *a, struct cli *c)
+{
+  cli_init (c);
+  c->o.read_only = a->read_only || strchr (a->target, '@');
+  /* Not given: no timeout set, the kernel's default, as rbd-nbd; 0:
+   * never time out (the kernel's NBD driver re-arms a request's timer
+   * when no timeout is set). */
+  c->o.io_timeout = a->io_timeout < 0 ? 0 : (unsigned) a->io_timeout;
+  c->o.reattach_timeout = (unsigned) a->reattach_timeout;
+  if (a->connections) {
+    c->o.connections = a->connections;
+    c->o.connections_set = true;
+  }
+  for (size_t i = 0; i < a->nparams; i++) {
+    const char *p = a->params[i], *eq = strchr (p, '=');
+    if (!strncmp (p, "ceph.keyfile=", 13) || !strncmp (p, "ceph.log_file=", 14)) {
+      char key[16];
+      snprintf (key, sizeof key, "%.*s", (int) (eq - p + 1), p);
+      add_path_param (c, key, eq + 1);
+    }
+    else
+      cli_add_param (&c->o, "", p);     /* conf= and keyring= made absolute */
+  }
+  if (a->exclusive)
+    cli_add_param (&c->o, "exclusive=", "true");
+  if (a->encryption_format) {
+    cli_add_param (&c->o, "encryption_format=", a->encryption_format);
+    add_path_param (c, "encryption_passphrase_file=", a->passphrase_file);
+  }
+}
+
+/* --nbds_max, --max_part: module parameters, for loading the module; a
+ * loaded module keeps its own (rbd-nbd.cc, load_module). */
+static void
+load_module (const struct rbdx_nbd_args *a)
+{
+  char nbds[32] = "", part[32] = "";
+  int status;
+  pid_t pid;
+
+  if (a->nbds_max < 0 && a->max_part < 0)
+    return;
+  if (access ("/sys/module/nbd", F_OK) == 0) {
+    fprintf (stderr, "rbd-nbd: ignoring kernel module parameter options: nbd "
+             "module already loaded\n");
+    return;
+  }
+  if (a->nbds_max >= 0)
+    snprintf (nbds, sizeof nbds, "nbds_max=%d", a->nbds_max);
+  if (a->max_part >= 0)
+    snprintf (part, sizeof part, "max_part=%d", a->max_part);
+  pid = fork ();
+  if (pid == 0) {
+    const char *args[] = { "modprobe", "nbd", *nbds ? nbds : part,
+                           *nbds && *part ? part : NULL, NULL };
+    execv ("/sbin/modprobe", (char **) args);
+    execv ("/usr/sbin/modprobe", (char **) args);
+    _exit (127);
+  }
+  if (pid < 0 || waitpid (pid, &status, 0) < 0 || !WIFEXITED (status) ||
+      WEXITSTATUS (status) != 0)
+    die (1, "failed to load nbd kernel module: modprobe nbd %s %s failed", nbds, part);
+}
+
+/* cmd_map, printing "DEVICE COOKIE" instead of "DEVICE" for --show-cookie
+ * (rbd-nbd.cc, do_map): its output is caught in a memory file. */
+static int
+map_show_cookie (struct cli *c, const char *cookie)
+{
+  char line[256] = "";
+  int saved, mfd, r;
+  ssize_t n;
+
+  fflush (stdout);
+  saved = dup (1);
+  mfd = memfd_create ("rbd-nbd-map", MFD_CLOEXEC);
+  if (saved < 0 || mfd < 0 || dup2 (mfd, 1) < 0)
+    die (1, "cannot catch the output of map: %s", strerror (errno));
+  r = cmd_map (c);
+  fflush (stdout);
+  dup2 (saved, 1);
+  close (saved);
+  n = pread (mfd, line, sizeof line - 1, 0);
+  close (mfd);
+  line[n > 0 ? n : 0] = '\0';
+  line[strcspn (line, "\n")] = '\0';
+  printf ("%s %s\n", line, cookie);
+  return r;
+}
+
+static int
+do_map (const struct rbdx_nbd_args *a)
+{
+  struct cli c;
+  char *args[2] = { "map", (char *) a->target };
+
+  to_cli (a, &c);
+  c.o.device = a->device_index;
+  c.device_set = a->device_index >= 0;
+  c.args = args;
+  c.nargs = 2;
+  if (a->cookie) {
+    /* The connection count goes into the kernel's identifier with the
+     * cookie (nbd-compat.h), so it is fixed now. */
+    if (!c.o.connections)
+      c.o.connections = cli_default_connections ();
+    c.o.connections_set = true;
+    if (rbdx_nbd_backend_make (a->cookie, c.o.connections, c.o.cookie,
+                               sizeof c.o.cookie) < 0)
+      die (1, "the cookie is too long");
+  }
+  load_module (a);
+  return a->show_cookie && a->cookie ? map_show_cookie (&c, a->cookie) : cmd_map (&c);
+}
+
+/* The kernel's backend identifier of /dev/nbd@p index into @p buf: NULL
+ * when the kernel shows none (no such attribute). */
+static const char *
+kernel_backend (int index, char *buf, size_t len)
+{
+  char path[64];
+  FILE *f;
+
+  snprintf (path, sizeof path, "/sys/block/nbd%d/backend", index);
+  f = fopen (path, "re");
+  if (!f)
+    return NULL;
+  if (!fgets (buf, (int) len, f))
+    buf[0] = '\0';
+  fclose (f);
+  buf[strcspn (buf, "\n")] = '\0';
+  return buf;
+}
+
+static int
+do_attach (const struct rbdx_nbd_args *a)
+{
+  struct cli c;
+  struct rbdx_state st;
+  char dev[32], backend[400];
+  char *args[3] = { "attach", dev, (char *) a->target };
+  const char *msg, *kb = kernel_backend (a->device_index, backend, sizeof backend);
+  unsigned n = rbdx_nbd_backend_connections (kb);
+
+  snprintf (dev, sizeof dev, "/dev/nbd%d", a->device_index);
+  if (!rbdx_nbd_cookie_ok (kb, a->cookie, &msg)) {
+    fprintf (stderr, "%s\n", msg);
+    return RBDX_NBD_EXIT_FAILURE;
+  }
+  to_cli (a, &c);
+  /* The kernel takes new connections only for the identifier it has. */
+  if (a->cookie)
+    snprintf (c.o.cookie, sizeof c.o.cookie, "%s", kb);
+  /* Without the state file the identifier says how many (nbd-compat.h);
+   * with it cmd_attach takes the count from there. */
+  if (n && !a->connections && rbdx_state_load (a->device_index, &st) < 0) {
+    c.o.connections = n;
+    c.o.connections_set = true;
+  }
+  c.args = args;
+  c.nargs = 3;
+  return cmd_attach (&c);
+}
+
+/* The mapping unmap or detach names, or NULL after rbd-nbd's message. */
+static struct rbdx_state *
+find_mapping (const struct rbdx_nbd_args *a, struct rbdx_state *all, int n,
+              bool need_process)
+{
+  struct rbdx_state *st = rbdx_mapped_find (a->spec ? a->target : a->device, all, n);
+
+  if (a->spec && !st)
+    fprintf (stderr, "rbd-nbd: %s is not mapped\n", a->target);
+  else if (need_process && (!st || (!rbdx_proc_is (st->supervisor, st->supervisor_start) &&
+                                    !rbdx_mapped_server_running (st)))) {
+    if (a->spec)
+      fprintf (stderr, "rbd-nbd: %s is not mapped\n", a->target);
+    else
+      fprintf (stderr, "rbd-nbd: no process attached to %s found\n", a->device);
+    return NULL;
+  }
+  return st;
+}
+
+static int
+do_unmap (const struct rbdx_nbd_args *a)
+{
+  static struct rbdx_state all[MAX_MAPPED];
+  struct cli c;
+  char *args[2] = { "unmap", NULL };
+  int n = rbdx_mapped_load (all, MAX_MAPPED);
+
+  if (a->spec && !find_mapping (a, all, n, false))
+    return RBDX_NBD_EXIT_FAILURE;
+  cli_init (&c);
+  c.force = true;
+  args[1] = (char *) (a->spec ? a->target : a->device);
+  c.args = args;
+  c.nargs = 2;
+  return cmd_unmap (&c);
+}
+
+/* Whether @p pid (started at @p start) is gone.  The supervisor that map
+ * or attach forked is this process's child: reap it, or it stays a
+ * zombie (waitpid on another process fails with ECHILD, harmlessly). */
+static bool
+gone (pid_t pid, unsigned long long start)
+{
+  waitpid (pid, NULL, WNOHANG);
+  return !rbdx_proc_is (pid, start);
+}
+
+/* Wait up to @p secs for @p pid (started at @p start) to be gone. */
+static bool
+wait_gone (pid_t pid, unsigned long long start, unsigned secs)
+{
+  for (unsigned i = 0; i < secs * 10; i++) {
+    if (gone (pid, start))
+      return true;
+    nanosleep (&(struct timespec) { 0, 100000000 }, NULL);
+  }
+  return gone (pid, start);
+}
+
+/* Stop the processes of mapping @p st (SIGKILL, not SIGTERM: a
+ * supervisor's SIGTERM means unmap) and wait up to @p secs for them. */
+static int
+stop_mapping (const struct rbdx_state *st, unsigned secs)
+{
+  if (rbdx_proc_is (st->supervisor, st->supervisor_start))
+    kill (st->supervisor, SIGKILL);
+  if (rbdx_mapped_server_running (st))
+    kill (st->server, SIGKILL);
+  if (!wait_gone (st->supervisor, st->supervisor_start, secs) ||
+      (st->server > 0 && !wait_gone (st->server, st->server_start, secs)))
+    die (1, "waiting for process exit timed out");
+  return 0;
+}
+
+/* detach: the device's processes stop and the kernel keeps the device,
+ * its I/O waiting for an attach until --reattach-timeout runs out (it
+ * was given at map time).  The state file stays for the attach. */
+static int
+do_detach (const struct rbdx_nbd_args *a)
+{
+  static struct rbdx_state all[MAX_MAPPED];
+  struct rbdx_state *st;
+  int n;
+
+  n = rbdx_mapped_load (all, MAX_MAPPED);
+  st = find_mapping (a, all, n, true);
+  if (!st)
+    return RBDX_NBD_EXIT_FAILURE;
+  if (geteuid () != 0)
+    die (1, "detaching a device needs root");
+  return stop_mapping (st, a->reattach_timeout > 5 ? (unsigned) a->reattach_timeout : 5);
+}
+
+/* -f, -d: after map or attach, stay until the device is unmapped, as
+ * rbd-nbd in the foreground; SIGTERM, SIGINT or SIGHUP here detaches,
+ * as they end rbd-nbd (its device then waits for an attach).  The logs
+ * stay in the run directory. */
+static int
+stay (const char *what)
+{
+  static struct rbdx_state all[MAX_MAPPED];
+  struct rbdx_state *st;
+  sigset_t set;
+  int n;
+
+  fflush (stdout);
+  sigemptyset (&set);
+  sigaddset (&set, SIGTERM);
+  sigaddset (&set, SIGINT);
+  sigaddset (&set, SIGHUP);
+  sigprocmask (SIG_BLOCK, &set, NULL);
+  n = rbdx_mapped_load (all, MAX_MAPPED);
+  st = rbdx_mapped_find (what, all, n);
+  if (!st)
+    die (1, "%s: no supervisor serves it", what);
+  for (;;) {
+    struct timespec ts = { 0, 200000000 };
+    if (sigtimedwait (&set, NULL, &ts) > 0)
+      return stop_mapping (st, 30);
+    if (gone (st->supervisor, st->supervisor_start))
+      return 0;
+  }
+}
+
+int
+rbdx_nbd_main (int argc, char **argv)
+{
+  struct rbdx_nbd_args a;
+  int r;
+
+  cli_set_personality ("rbd-nbd", true);
+  r = rbdx_nbd_parse (argc, argv, &a);
+  if (r == -ENOMEM)
+    die (1, "out of memory");
+  if (r < 0) {
+    fprintf (stderr, "%s\n", a.msg);
+    rbdx_nbd_args_free (&a);
+    return RBDX_NBD_EXIT_FAILURE;
+  }
+  if (*a.warning)
+    fprintf (stderr, "%s\n", a.warning);
+  switch (a.cmd) {
+  case RBDX_NBD_HELP: fputs (rbdx_nbd_usage (), stdout); r = 0; break;
+  case RBDX_NBD_VERSION: printf ("rbd-nbd (rbdx %s)\n", RBDX_VERSION); r = 0; break;
+  case RBDX_NBD_MAP:
+    r = do_map (&a);
+    if (r == 0 && a.foreground)
+      r = stay (a.target);
+    break;
+  case RBDX_NBD_ATTACH:
+    r = do_attach (&a);
+    if (r == 0 && a.foreground)
+      r = stay (a.device);
+    break;
+  case RBDX_NBD_UNMAP: r = do_unmap (&a); break;
+  case RBDX_NBD_DETACH: r = do_detach (&a); break;
+  case RBDX_NBD_LIST: r = rbdx_nbd_list (&a); break;
+  default: r = RBDX_NBD_EXIT_FAILURE; break;
+  }
+  rbdx_nbd_args_free (&a);
+  return r ? RBDX_NBD_EXIT_FAILURE : 0;
+}

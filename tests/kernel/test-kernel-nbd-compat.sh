@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# test-kernel-nbd-compat: the rbd-nbd personality in a UML guest kernel,
+# driven by ceph-csi's own command lines (internal/rbd/rbd_attach.go:
+# createPath's map and attach, getDeviceList's list-mapped, and
+# detachRBDImageOrDeviceSpec's unmap), through a link named rbd-nbd to
+# the mapper, as the package installs it (LIBEXECDIR/rbdx/compat/rbd-nbd).
+#
+# As in test-kernel-mapper, the guest cannot reach the cluster: the
+# mapper's engine is the stand-in (tests/kernel/standin-engine), which
+# records its command line and forwards to the host's rbdx server of the
+# image.
+# Asserts, in the guest:
+#   - `rbd-nbd --help` lists --cookie on stdout, stderr empty (ceph-csi's
+#     cookie probe);
+#   - ceph-csi's map line prints /dev/nbd0 alone; the kernel's backend
+#     identifier is the cookie (the volume id); the server got id=,
+#     mon_host=, ceph.keyfile= and ceph.log_file= from the Ceph options;
+#     data written reads back;
+#   - list-mapped --format=json shows rbd-nbd's record of the mapping
+#     (pool, namespace, image, snap, device, cookie, id the supervisor);
+#   - detach stops supervisor and server and leaves the device connected;
+#     an attach naming another cookie or none is refused with rbd-nbd's
+#     messages; ceph-csi's attach line gets the device back with its
+#     connections, and the data reads back; again after the run directory
+#     is deleted too, with a read waiting across it: the 4 connections
+#     come back from the kernel's identifier (COOKIE;rbdx:connections=4),
+#     the read returns the data;
+#   - unmap disconnects; unmap of the spec then says "rbd-nbd: SPEC is not
+#     mapped" (exit 1), which ceph-csi takes as done; nothing is left;
+#   - map -f stays in the foreground; SIGTERM to it detaches (the device
+#     stays connected), attach gets it back;
+#   - `rbd device map -t nbd -o ...`, `rbd device list -t nbd --format
+#     json` and `rbd device unmap -t nbd` through a copy of Debian's rbd
+#     beside a link rbd-nbd -> the mapper: the device path, the -o options
+#     (2 connections), rbd-nbd's list record, the device disconnected;
+#   - the kernel logged no I/O error.
+# On the host: the guest's data is in the image.
+. "$RBDX_TESTS/lib.sh"
+. "$RBDX_TESTS/kernel/lib-uml.sh"
+uml_requires
+requires_cluster
+mapper=$(uml_mapper nbd-compat)
+
+img=$(new_image 64M)
+uml_setup
+sock="$UML_DIR/nbd.sock"
+uml_serve "$sock" "$img" size_file="$UML_SHARE/size" advertise_size=max
+uml_bridge "$sock"
+uml_guest_mount "$(dirname "$mapper")"
+uml_guest_mount "$RBDX_BUILD/tests/kernel"
+# The rbd CLI runs the rbd-nbd beside its own executable (/proc/self/exe
+# + "-nbd", Ceph src/tools/rbd/action/Nbd.cc): a copy of Debian's rbd
+# beside a link rbd-nbd -> the mapper, as rbdx.pod tells users to do, with
+# the two libraries of rbd the guest root lacks.
+compat="$UML_DIR/compat"
+mkdir "$compat"
+cp /usr/bin/rbd "$compat/rbd"
+ln -s "$(cd "$(dirname "$mapper")" && pwd -P)/$(basename "$mapper")" "$compat/rbd-nbd"
+for lib in $(ldd /usr/bin/rbd | awk '/libncurses|libboost_program_options/ {print $3}'); do
+  cp "$lib" "$compat/"
+done
+uml_guest_mount "$compat"
+uml_guest_env NBD_EXPORT="$img" MAPPER="$mapper" COMPAT="$(cd "$compat" && pwd -P)" \
+  STANDIN_ENGINE="$(cd "$RBDX_BUILD/tests/kernel" && pwd -P)/standin-engine"
+
+cat >"$UML_DIR/guest-nbd-compat.sh" <<'EOF2'
+load_nbd
+export RBDX_ENGINE=$STANDIN_ENGINE
+ln -s "$MAPPER" /tmp/rbd-nbd
+rn=/tmp/rbd-nbd
+volid=0001-0009-rook-ceph-0000000000000002-ab6b5e3f-1c9c-11ee-8d7e-0242ac110003
+mons=10.0.0.1:6789,10.0.0.2:6789
+mkdir -p /tmp/csi
+echo AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA== >/tmp/csi/keyfile-1
+# ceph-csi: "--id", ID, "-m", MONS, "--keyfile=" FILE, "--log-file", LOG
+csi=(--id csi-rbd-node -m "$mons" --keyfile=/tmp/csi/keyfile-1 --log-file /tmp/csi/rbd-nbd-vol.log)
+supervisors() { pgrep -f "^($MAPPER|$rn) " | wc -l; }
+servers() { pgrep -f standin-engine | wc -l; }
+
+"$rn" --help >/tmp/help 2>/tmp/err || fail "rbd-nbd --help failed"
+grep -q -- --cookie /tmp/help || fail "rbd-nbd --help lists no --cookie"
+[ ! -s /tmp/err ] || fail "rbd-nbd --help wrote on stderr: $(cat /tmp/err)"
+
+# With the StorageClass's mapOptions "connections=4", which ceph-csi
+# appends as --connections=4.
+dev=$("$rn" "${csi[@]}" map "$NBD_EXPORT" --try-netlink --reattach-timeout=300 \
+  --io-timeout=0 --cookie="$volid" --connections=4) || fail "ceph-csi's map line failed"
+say "map printed: $dev"
+[ "$dev" = /dev/nbd0 ] || fail "map printed '$dev', not /dev/nbd0 alone"
+[ "$(cat /sys/block/nbd0/backend)" = "$volid;rbdx:connections=4" ] ||
+  fail "backend identifier $(cat /sys/block/nbd0/backend), not the cookie and the count"
+grep -qx "$NBD_EXPORT" /share/engine-args || fail "the image is not the server's"
+grep -qx id=csi-rbd-node /share/engine-args || fail "no id=: $(cat /share/engine-args)"
+grep -qx "mon_host=$mons" /share/engine-args || fail "no mon_host="
+grep -qx ceph.keyfile=/tmp/csi/keyfile-1 /share/engine-args || fail "no ceph.keyfile="
+grep -qx ceph.log_file=/tmp/csi/rbd-nbd-vol.log /share/engine-args || fail "no ceph.log_file="
+conns=$(sed -n 's/^connections=//p' /share/run/nbd0)
+[ "$conns" = 4 ] || fail "$conns connections, not 4"
+all_conns() { [ "$(tcp_conns "$NBD_PORT")" -eq "$conns" ]; }
+wait_until 10 all_conns || fail "$(tcp_conns "$NBD_PORT") connections, the state says $conns"
+head -c $((2 << 20)) /dev/urandom >/tmp/data
+dd if=/tmp/data of=/dev/nbd0 bs=1M seek=16 oflag=direct status=none || fail "write failed"
+sha256sum </tmp/data | cut -d' ' -f1 >/share/data.sha256
+check_data() {
+  [ "$(dd if=/dev/nbd0 bs=1M skip=16 count=2 iflag=direct status=none | sha256sum | cut -d' ' -f1)" = \
+    "$(cat /share/data.sha256)" ] || fail "data read back differs ($1)"
+}
+check_data "after map"
+
+list=$("$rn" list-mapped --format=json) || fail "list-mapped failed"
+say "list-mapped: $list"
+sup=$(pgrep -f "^($MAPPER|$rn) " | head -1)
+pool=${NBD_EXPORT%%/*}
+image=${NBD_EXPORT#*/}
+[ "$list" = "[{\"id\":$sup,\"pool\":\"$pool\",\"namespace\":\"\",\"image\":\"$image\",\"snap\":\"\",\"device\":\"/dev/nbd0\",\"cookie\":\"$volid\"}]" ] ||
+  fail "list-mapped --format=json: $list"
+
+# The node plugin restarts: its rbd-nbd processes are gone.
+"$rn" detach /dev/nbd0 || fail "detach failed"
+[ "$(supervisors)" -eq 0 ] && [ "$(servers)" -eq 0 ] ||
+  fail "detach left $(supervisors) supervisors, $(servers) servers"
+[ -e /sys/block/nbd0/pid ] || fail "detach disconnected /dev/nbd0"
+rc=0; "$rn" "${csi[@]}" attach "$NBD_EXPORT" --device /dev/nbd0 --cookie=other 2>/tmp/err || rc=$?
+[ "$rc" -eq 1 ] && [ "$(cat /tmp/err)" = "rbd-nbd: cookie mismatch" ] ||
+  fail "attach with another cookie: rc $rc, $(cat /tmp/err)"
+rc=0; "$rn" "${csi[@]}" attach "$NBD_EXPORT" --device /dev/nbd0 2>/tmp/err || rc=$?
+[ "$rc" -eq 1 ] && [ "$(cat /tmp/err)" = "rbd-nbd: must specify cookie to attach" ] ||
+  fail "attach without a cookie: rc $rc, $(cat /tmp/err)"
+# ceph-csi's heal.
+out=$("$rn" "${csi[@]}" attach "$NBD_EXPORT" --device /dev/nbd0 --try-netlink \
+  --reattach-timeout=300 --io-timeout=0 --cookie="$volid" --connections=4) ||
+  fail "ceph-csi's attach line failed"
+say "attach printed: $out"
+[ "$out" = /dev/nbd0 ] || fail "attach printed '$out'"
+[ "$(supervisors)" -eq 1 ] || fail "$(supervisors) supervisors after attach"
+wait_until 20 all_conns || fail "$(tcp_conns "$NBD_PORT") connections after attach, not $conns"
+check_data "after attach"
+[ "$(cat /sys/block/nbd0/backend)" = "$volid;rbdx:connections=4" ] ||
+  fail "attach changed the backend identifier"
+
+# Again, and this time the run directory is lost too (a node plugin
+# container without a hostPath for it), with a read waiting meanwhile:
+# the count comes from the kernel's identifier; the attach line is
+# ceph-csi's without mapOptions.
+"$rn" detach "$NBD_EXPORT" || fail "detach by spec failed"
+[ "$(supervisors)" -eq 0 ] && [ "$(servers)" -eq 0 ] || fail "the second detach left processes"
+rm -rf /share/run
+(dd if=/dev/nbd0 bs=1M skip=16 count=2 iflag=direct status=none | sha256sum | cut -d' ' -f1 \
+  >/tmp/waiting.sha256) &
+reader=$!
+out=$("$rn" "${csi[@]}" attach "$NBD_EXPORT" --device /dev/nbd0 --try-netlink \
+  --reattach-timeout=300 --io-timeout=0 --cookie="$volid") ||
+  fail "ceph-csi's attach line without state failed"
+[ "$out" = /dev/nbd0 ] || fail "the stateless attach printed '$out'"
+[ "$(sed -n 's/^connections=//p' /share/run/nbd0)" = 4 ] ||
+  fail "the stateless attach did not take 4 connections from the kernel's identifier"
+wait_until 20 all_conns || fail "$(tcp_conns "$NBD_PORT") connections after the stateless attach"
+wait "$reader" || fail "the read waiting across the stateless attach failed"
+[ "$(cat /tmp/waiting.sha256)" = "$(cat /share/data.sha256)" ] ||
+  fail "the read waiting across the stateless attach returned other data"
+check_data "after the stateless attach"
+
+"$rn" unmap /dev/nbd0 || fail "unmap failed"
+[ ! -e /sys/block/nbd0/pid ] || fail "/dev/nbd0 is still connected"
+rc=0; "$rn" unmap "$NBD_EXPORT" 2>/tmp/err || rc=$?
+[ "$rc" -eq 1 ] && [ "$(cat /tmp/err)" = "rbd-nbd: $NBD_EXPORT is not mapped" ] ||
+  fail "unmap of the unmapped spec: rc $rc, $(cat /tmp/err)"
+[ "$(supervisors)" -eq 0 ] && [ "$(servers)" -eq 0 ] || fail "processes left after unmap"
+[ -z "$(ls /share/run 2>/dev/null | grep -vx lock)" ] || fail "state left: $(ls /share/run)"
+[ "$("$rn" list-mapped --format=json)" = "[]" ] || fail "list-mapped after unmap"
+
+# -f: the process stays while the device is mapped; SIGTERM detaches.
+"$rn" -f map "$NBD_EXPORT" --cookie=fg1 --connections=2 >/tmp/fg.out 2>/tmp/fg.err &
+fg=$!
+printed() { [ -s /tmp/fg.out ]; }
+wait_until 30 printed || fail "map -f printed nothing: $(cat /tmp/fg.err)"
+[ "$(cat /tmp/fg.out)" = /dev/nbd0 ] || fail "map -f printed '$(cat /tmp/fg.out)'"
+sleep 1
+kill -0 "$fg" 2>/dev/null || fail "map -f did not stay in the foreground"
+kill -TERM "$fg"
+wait "$fg" || fail "map -f exited $? on SIGTERM"
+[ "$(supervisors)" -eq 0 ] && [ "$(servers)" -eq 0 ] || fail "SIGTERM to map -f left processes"
+[ -e /sys/block/nbd0/pid ] || fail "SIGTERM to map -f disconnected /dev/nbd0"
+out=$("$rn" attach "$NBD_EXPORT" --device /dev/nbd0 --cookie=fg1) || fail "attach after map -f failed"
+[ "$out" = /dev/nbd0 ] || fail "attach after map -f printed '$out'"
+check_data "after map -f, SIGTERM, attach"
+"$rn" unmap "$NBD_EXPORT" || fail "unmap by spec failed"
+[ ! -e /sys/block/nbd0/pid ] || fail "/dev/nbd0 is still connected after unmap by spec"
+
+# `rbd device map -t nbd` through the copy of rbd beside the personality:
+# -o options become rbd-nbd flags (connections is rbdx's own).
+rbdcli() { LD_LIBRARY_PATH=$COMPAT "$COMPAT/rbd" "$@"; }
+dev=$(rbdcli --id admin device map -t nbd -o try-netlink,reattach-timeout=60,connections=2 \
+  "$NBD_EXPORT") || fail "rbd device map -t nbd failed"
+say "rbd device map printed: $dev"
+[ "$dev" = /dev/nbd0 ] || fail "rbd device map printed '$dev'"
+grep -qx id=admin /share/engine-args || fail "rbd's --id did not reach the server"
+[ "$(sed -n 's/^connections=//p' /share/run/nbd0)" = 2 ] || fail "-o connections=2 not used"
+conns=2
+wait_until 10 all_conns || fail "$(tcp_conns "$NBD_PORT") connections, not 2"
+check_data "through rbd device map"
+list=$(rbdcli device list -t nbd --format json) || fail "rbd device list -t nbd failed"
+say "rbd device list: $list"
+echo "$list" | grep -q "\"image\":\"$image\",\"snap\":\"\",\"device\":\"/dev/nbd0\"" ||
+  fail "rbd device list -t nbd --format json: $list"
+rbdcli device unmap -t nbd /dev/nbd0 || fail "rbd device unmap -t nbd failed"
+[ ! -e /sys/block/nbd0/pid ] || fail "/dev/nbd0 is still connected after rbd device unmap"
+[ "$(supervisors)" -eq 0 ] || fail "a supervisor is left after rbd device unmap"
+dmesg | grep -E "I/O error|Buffer I/O" && fail "the kernel logged I/O errors"
+say "ok"
+EOF2
+
+uml_run "$UML_DIR/guest-nbd-compat.sh" 300
+
+want=$(cat "$UML_SHARE/data.sha256")
+rbd export --no-progress "$img" "$UML_DIR/image.raw" >/dev/null
+got=$(dd if="$UML_DIR/image.raw" bs=1M skip=16 count=2 status=none | sha256sum | cut -d' ' -f1)
+[ "$got" = "$want" ] || fail "the image does not hold the data the guest wrote"
+say "ok: ceph-csi's map, list-mapped, detach, attach and unmap lines against the personality"
