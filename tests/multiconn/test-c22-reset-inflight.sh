@@ -95,8 +95,19 @@ died() {
       "fixed by nbdkit commit 9d82aa4f, first in 1.33.10;" \
       "scripts/nbdkit-backport installs a fixed nbdkit on Debian 12"
   fi
-  [ -n "$ALL" ] || fail "nbdkit died $1"
+  [ -n "$ALL" ] || fail_dead "nbdkit died $1"
   start_server
+}
+
+# fail_dead MESSAGE: fail after a server died.  The dead server's watch
+# on the image expires after about 30 s; until then the image cannot be
+# removed at exit, so wait for that (stopping the bystander and a
+# restarted server first).
+fail_dead() {
+  [ -z "${by:-}" ] || kill "$by" 2>/dev/null || true
+  alive && kill "$pid" && wait_for 10 exited "$pid"
+  wait_for 45 unwatched "$img" || true
+  fail "$*"
 }
 
 # alive: the server is still the process we started (not a zombie).
@@ -177,7 +188,7 @@ brc=0
 wait "$by" || brc=$?
 cat "$MC_DIR/bystander.out" "$MC_DIR/bystander.err" >&2
 if [ -n "$ALL" ] && [ $((deaths_reset + deaths_copy)) -gt 0 ]; then
-  fail "nbdkit died in $deaths_reset of $TRIES reset tries and" \
+  fail_dead "nbdkit died in $deaths_reset of $TRIES reset tries and" \
     "$deaths_copy of $TRIES nbdcopy tries (bystander status $brc)"
 fi
 [ $brc = 0 ] || fail "the bystander saw an error (status $brc)"
