@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx core: the checks every NBD request passes before it reaches
  * librbd, shared by the nbdkit plugin's data path (io.c) and the
- * mapper's built-in engine (server/engine/conn.c), so both answer a
+ * mapper's built-in engine (server/engine/reader.c), so both answer a
  * request the same way.
  *
  * NBD doc/proto.md: "Block size constraints" (a request over the

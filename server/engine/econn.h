@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/engine/econn.h: the built-in engine's connection, shared by its
- * request side (engine-conn.c: reading, parsing, submitting) and its
- * reply side (engine-reply.c: completions, replies, the output queue).
+/* server/engine/econn.h: the built-in engine's connection, the struct
+ * shared by its reader thread (reader.c: reading, parsing, submitting,
+ * writing queued replies) and librbd's callback (reply.c: completions
+ * and replies), with the small helpers both use (econn.c).
  * Private to the engine; see engine.h for what it does and why.
  */
-#ifndef RBDX_SERVER_ENGINE_CONN_H
-#define RBDX_SERVER_ENGINE_CONN_H
+#ifndef RBDX_SERVER_ENGINE_ECONN_H
+#define RBDX_SERVER_ENGINE_ECONN_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -66,7 +67,7 @@ struct econn {
   int efd;                    /* wakes the reader: output, deferred, done */
   struct rbdx_conn *conn;
   pthread_t thread;
-  struct econn *next;         /* registry (lock below) */
+  struct econn *next;         /* registry (conns.c's lock) */
   pthread_mutex_t lock;       /* out queue, deferred, counters, dead */
   struct ereq *out_head, *out_tail;
   struct ereq *deferred;
@@ -109,31 +110,27 @@ get64 (const unsigned char *p)
 /** Wake the reader thread (its eventfd).  Any thread. */
 void econn_wake (struct econn *ec);
 
-/** Free a request and its buffer. */
+/** Free a request and its buffer.  Any thread. */
 void ereq_free (struct ereq *rq);
 
-/** End @p rq: count it, send its simple reply with NBD error
- * @p nbd_err (0, or a positive errno as the NBD error) and the data of
- * a successful read, or queue what the socket does not take; it leaves
- * the in-flight count once its reply is wholly sent.  Never blocks, and
- * never touches the connection after releasing its lock.  Any thread
- * (librbd's callback). */
-void econn_reply (struct ereq *rq, int nbd_err);
+/** Send what of @p rq's reply the socket takes now, without blocking.
+ * Under ec->lock.  @return true when all of it went out (or the socket
+ * failed: then ec->dead is set). */
+bool econn_send_some (struct econn *ec, struct ereq *rq);
 
-/** Submit @p rq (its aio filled in) on @p ctx; it ends in econn_reply. */
-void econn_submit (struct econn *ec, struct ereq *rq, struct rbdx_ctx *ctx);
+/** @p rq leaves the in-flight count (its reply was wholly sent, or
+ * dropped with a dead socket), so queued replies count against the
+ * in-flight limit and a client that reads no replies stops the reader.
+ * Under ec->lock. */
+void econn_retire (struct econn *ec, struct ereq *rq);
 
-/** Submit the flushes owed for FUA on a cached context.  Reader thread. */
-void econn_run_deferred (struct econn *ec);
+/** True once the engine stops (econn_set_stopping): QoS waits end
+ * early and a reader stops waiting for a client that reads nothing.
+ * Any thread. */
+bool econn_stopping (void);
 
-/** Write queued replies while the socket takes them (all of them are
- * dropped once the socket failed).  Reader thread. */
-void econn_flush_output (struct econn *ec);
-
-/** Wait for the socket (readable if @p want_in; writable if output is
- * queued), the eventfd or @p timeout_ms (-1: no limit), then do the
- * output and deferred work.  @return false when the socket failed.
- * Reader thread. */
-bool econn_wait_io (struct econn *ec, bool want_in, int timeout_ms);
+/** The engine stops (conns.c's stop_all, under its registry lock).
+ * Any thread. */
+void econn_set_stopping (void);
 
 #endif

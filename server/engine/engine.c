@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/engine/engine.c: rbdx-engine, the built-in engine's process (engine.h).
+/* server/engine/engine.c: rbdx-engine, the built-in engine's process
+ * (engine.h).
  *
  *   rbdx-engine [-v] [--readonly] --control PATH [--oldstyle PATH]
  *               SPEC [KEY=VALUE...]
@@ -47,8 +48,20 @@
 #include "rbdx/core.h"
 
 #include "rbdx/cluster.h"
-#include "engine.h"
 #include "common/fdpass.h"
+#include "conns.h"
+#include "engine.h"
+#include "host.h"
+
+/* NBD transmission flags (NBD doc/proto.md, "Transmission flags"). */
+#define RBDX_NBD_FLAG_HAS_FLAGS          (1 << 0)
+#define RBDX_NBD_FLAG_READ_ONLY          (1 << 1)
+#define RBDX_NBD_FLAG_SEND_FLUSH         (1 << 2)
+#define RBDX_NBD_FLAG_SEND_FUA           (1 << 3)
+#define RBDX_NBD_FLAG_SEND_TRIM          (1 << 5)
+#define RBDX_NBD_FLAG_SEND_WRITE_ZEROES  (1 << 6)
+#define RBDX_NBD_FLAG_CAN_MULTI_CONN     (1 << 8)
+#define RBDX_NBD_FLAG_SEND_FAST_ZERO     (1 << 11)
 
 /* Limits against a runaway or bogus local client (the sockets are mode
  * 0600): open connections, clients answered at once, and how long an
@@ -190,6 +203,23 @@ listen_on (const char *path, int type)
     return -1;
   }
   return fd;
+}
+
+/* The transmission flags of an export served by @p conn. */
+static uint16_t
+rbdx_engine_flags (const struct rbdx_conn *conn)
+{
+  uint16_t f = RBDX_NBD_FLAG_HAS_FLAGS | RBDX_NBD_FLAG_SEND_FLUSH;
+
+  /* As nbdkit: a read-only export advertises no FUA, trim or zeroes. */
+  if (conn->ctx->readonly)
+    f |= RBDX_NBD_FLAG_READ_ONLY;
+  else
+    f |= RBDX_NBD_FLAG_SEND_FUA | RBDX_NBD_FLAG_SEND_TRIM |
+         RBDX_NBD_FLAG_SEND_WRITE_ZEROES | RBDX_NBD_FLAG_SEND_FAST_ZERO;
+  if (conn->multi_conn)
+    f |= RBDX_NBD_FLAG_CAN_MULTI_CONN;
+  return f;
 }
 
 /* The size an export states: with advertise_size=max the largest (the

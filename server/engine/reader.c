@@ -1,26 +1,29 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/engine/conn.c: the request side of an engine connection
- * (engine.h, engine-conn.h).
+/* server/engine/reader.c: what the reader thread of an engine
+ * connection runs (reader.h).
  *
  * A reader thread per connection reads what the socket has, parses every
  * complete request in its buffer and submits each with rbdx_ctx_aio
- * (QoS may make it sleep first: back-pressure on this connection only);
- * the replies are engine-reply.c's.  When the client disconnects, the
- * socket fails or the engine stops, the reader waits until every request
- * in flight was answered, then closes the connection.
+ * (a request QoS must delay is kept and submitted when due: the reader
+ * never sleeps); the replies are written by librbd's callback (reply.c),
+ * and what the socket did not take then is written here.  When the
+ * client disconnects, the socket fails or the engine stops, the reader
+ * waits until every request in flight was answered, then closes the
+ * connection.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "engine.h"
 #include "econn.h"
+#include "reader.h"
+#include "reply.h"
 
 /* At the end of a connection: how often the reader looks whether the
  * engine stopped, and how long a stopping engine keeps replies for a
@@ -28,32 +31,98 @@
 #define WAIT_SLICE_MS 100
 #define STOP_GRACE_MS 5000
 
-static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static struct econn *reg;
-static atomic_bool stopping;
-
-bool
-rbdx_engine_stopping (void)
+/* Flushes owed for FUA (aio_done), submitted from the reader thread. */
+static void
+run_deferred (struct econn *ec)
 {
-  return atomic_load (&stopping);
+  struct ereq *list, *rq;
+
+  pthread_mutex_lock (&ec->lock);
+  list = ec->deferred;
+  ec->deferred = NULL;
+  pthread_mutex_unlock (&ec->lock);
+  while ((rq = list)) {
+    list = rq->next;
+    rq->aio.op = RBDX_AIO_FLUSH;
+    econn_submit (ec, rq, ec->conn->wctx);
+  }
 }
 
-uint16_t
-rbdx_engine_flags (const struct rbdx_conn *conn)
+/* Write queued replies while the socket takes them (all of them are
+ * dropped once the socket failed). */
+static void
+flush_output (struct econn *ec)
 {
-  uint16_t f = RBDX_NBD_FLAG_HAS_FLAGS | RBDX_NBD_FLAG_SEND_FLUSH;
+  struct ereq *done = NULL, *rq;
 
-  /* As nbdkit: a read-only export advertises no FUA, trim or zeroes. */
-  if (conn->ctx->readonly)
-    f |= RBDX_NBD_FLAG_READ_ONLY;
-  else
-    f |= RBDX_NBD_FLAG_SEND_FUA | RBDX_NBD_FLAG_SEND_TRIM |
-         RBDX_NBD_FLAG_SEND_WRITE_ZEROES | RBDX_NBD_FLAG_SEND_FAST_ZERO;
-  if (conn->multi_conn)
-    f |= RBDX_NBD_FLAG_CAN_MULTI_CONN;
-  return f;
+  pthread_mutex_lock (&ec->lock);
+  while ((rq = ec->out_head) && econn_send_some (ec, rq)) {
+    ec->out_head = rq->next;
+    if (!ec->out_head)
+      ec->out_tail = NULL;
+    econn_retire (ec, rq);
+    rq->next = done;
+    done = rq;
+  }
+  if (ec->dead) {
+    while ((rq = ec->out_head)) {
+      ec->out_head = rq->next;
+      econn_retire (ec, rq);
+      rq->next = done;
+      done = rq;
+    }
+    ec->out_tail = NULL;
+  }
+  pthread_mutex_unlock (&ec->lock);
+  while ((rq = done)) {
+    done = rq->next;
+    ereq_free (rq);
+  }
 }
+
+/* Wait until the socket is readable (when @p want_in), the eventfd
+ * fires, queued output can move or @p timeout_ms passed (-1: no limit);
+ * then do the output and deferred work.  @return false when the socket
+ * failed. */
+static bool
+wait_io (struct econn *ec, bool want_in, int timeout_ms)
+{
+  struct pollfd p[2];
+  bool out, dead;
+  uint64_t v;
+
+  pthread_mutex_lock (&ec->lock);
+  out = ec->out_head != NULL;
+  dead = ec->dead;
+  pthread_mutex_unlock (&ec->lock);
+  /* A dead socket is left out: its POLLHUP would make this spin while
+   * requests finish in librbd. */
+  p[0].fd = dead ? -1 : ec->fd;
+  p[0].events = (short) ((want_in ? POLLIN : 0) | (out ? POLLOUT : 0));
+  p[0].revents = 0;
+  p[1].fd = ec->efd;
+  p[1].events = POLLIN;
+  if (poll (p, 2, timeout_ms) < 0 && errno != EINTR)
+    return false;
+  if (p[1].revents & POLLIN) {
+    ssize_t r = read (ec->efd, &v, sizeof v);
+    (void) r;
+  }
+  /* The peer is gone (and no data is wanted): nothing can be sent. */
+  if (!want_in && (p[0].revents & (POLLHUP | POLLERR))) {
+    pthread_mutex_lock (&ec->lock);
+    ec->dead = true;
+    pthread_mutex_unlock (&ec->lock);
+  }
+  run_deferred (ec);
+  if (out || (p[0].revents & (POLLOUT | POLLHUP | POLLERR)))
+    flush_output (ec);
+  pthread_mutex_lock (&ec->lock);
+  dead = ec->dead;
+  pthread_mutex_unlock (&ec->lock);
+  return !dead && !(p[0].revents & POLLNVAL);
+}
+
 static bool
 read_full (struct econn *ec, unsigned char *buf, size_t len)
 {
@@ -70,7 +139,7 @@ read_full (struct econn *ec, unsigned char *buf, size_t len)
       continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK)
       return false;
-    if (!econn_wait_io (ec, true, -1))
+    if (!wait_io (ec, true, -1))
       return false;
   }
   return true;
@@ -223,7 +292,7 @@ dispatch (struct econn *ec, struct ereq *rq, uint16_t type, uint64_t offset,
     return;
   }
   wait = rbdx_qos_reserve (c->qos, write, count, &c->metrics.qos_wait_ns);
-  if (wait > 0 && !rbdx_engine_stopping ())
+  if (wait > 0 && !econn_stopping ())
     delay (ec, rq, ctx, wait);
   else
     econn_submit (ec, rq, ctx);
@@ -336,10 +405,8 @@ handle (struct econn *ec, const unsigned char *p, size_t avail)
   return used;
 }
 
-/* The reader thread: read, parse, submit; at the end wait until every
- * request was answered, then close. */
-static void *
-reader (void *arg)
+void *
+econn_reader (void *arg)
 {
   struct econn *ec = arg;
   unsigned char *buf = malloc (RECV_BUF);
@@ -349,11 +416,11 @@ reader (void *arg)
   while (go) {
     ssize_t n;
 
-    run_due (ec, rbdx_engine_stopping ());
+    run_due (ec, econn_stopping ());
     /* The in-flight limit holds per request, not per buffer: a buffer
      * may hold thousands of headers.  Delayed requests count. */
     if (!room (ec)) {
-      go = econn_wait_io (ec, false, due_ms (ec));
+      go = wait_io (ec, false, due_ms (ec));
       continue;
     }
     if (have - off >= NBD_REQUEST_SIZE) {
@@ -375,7 +442,7 @@ reader (void *arg)
       if (errno == EINTR)
         continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        go = econn_wait_io (ec, true, due_ms (ec));
+        go = wait_io (ec, true, due_ms (ec));
         continue;
       }
       break;
@@ -400,18 +467,18 @@ reader (void *arg)
     pthread_mutex_unlock (&ec->lock);
     if (idle)
       break;
-    if (!econn_wait_io (ec, false, WAIT_SLICE_MS))
+    if (!wait_io (ec, false, WAIT_SLICE_MS))
       drop = true;
-    else if (rbdx_engine_stopping () && (waited += WAIT_SLICE_MS) > STOP_GRACE_MS)
+    else if (econn_stopping () && (waited += WAIT_SLICE_MS) > STOP_GRACE_MS)
       drop = true;
     if (drop) {
       pthread_mutex_lock (&ec->lock);
       ec->dead = true;
       pthread_mutex_unlock (&ec->lock);
-      econn_flush_output (ec);      /* drops what was queued */
+      flush_output (ec);      /* drops what was queued */
     }
   }
-  econn_flush_output (ec);
+  flush_output (ec);
   pthread_mutex_lock (&ec->lock);
   ec->closed = true;
   close (ec->fd);
@@ -420,94 +487,4 @@ reader (void *arg)
   ec->conn = NULL;
   atomic_store (&ec->finished, true);
   return NULL;
-}
-
-unsigned
-rbdx_engine_open_count (void)
-{
-  struct econn *ec;
-  unsigned n = 0;
-
-  pthread_mutex_lock (&reg_lock);
-  for (ec = reg; ec; ec = ec->next)
-    n += !atomic_load (&ec->finished);
-  pthread_mutex_unlock (&reg_lock);
-  return n;
-}
-
-/* Join and free connections whose thread is done; with @p all, wait
- * for every one. */
-static void
-reap (bool all)
-{
-  struct econn **pp, *ec;
-
-  pthread_mutex_lock (&reg_lock);
-  pp = &reg;
-  while ((ec = *pp)) {
-    if (all || atomic_load (&ec->finished)) {
-      *pp = ec->next;
-      pthread_join (ec->thread, NULL);
-      close (ec->efd);
-      pthread_mutex_destroy (&ec->lock);
-      free (ec);
-    }
-    else
-      pp = &ec->next;
-  }
-  pthread_mutex_unlock (&reg_lock);
-}
-
-int
-rbdx_engine_serve (int fd, struct rbdx_conn *conn)
-{
-  struct econn *ec;
-  int r;
-
-  reap (false);
-  ec = calloc (1, sizeof *ec);
-  if (!ec)
-    return -ENOMEM;
-  ec->fd = fd;
-  ec->conn = conn;
-  ec->efd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (ec->efd < 0) {
-    r = -errno;
-    free (ec);
-    return r;
-  }
-  pthread_mutex_init (&ec->lock, NULL);
-  pthread_mutex_lock (&reg_lock);
-  /* Under reg_lock: stop_all sets stopping under it before it reaps. */
-  r = atomic_load (&stopping) ? -ESHUTDOWN
-      : -pthread_create (&ec->thread, NULL, reader, ec);
-  if (r == 0) {
-    ec->next = reg;
-    reg = ec;
-  }
-  pthread_mutex_unlock (&reg_lock);
-  if (r < 0) {
-    close (ec->efd);
-    pthread_mutex_destroy (&ec->lock);
-    free (ec);
-  }
-  return r;
-}
-
-void
-rbdx_engine_stop_all (void)
-{
-  struct econn *ec;
-
-  pthread_mutex_lock (&reg_lock);
-  atomic_store (&stopping, true);
-  for (ec = reg; ec; ec = ec->next) {
-    pthread_mutex_lock (&ec->lock);
-    if (!ec->closed)
-      shutdown (ec->fd, SHUT_RD);
-    pthread_mutex_unlock (&ec->lock);
-    econn_wake (ec);
-  }
-  pthread_mutex_unlock (&reg_lock);
-  reap (true);
 }
