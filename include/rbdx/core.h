@@ -40,5 +40,6 @@
 #include "rbdx/options.h"
 #include "rbdx/qos.h"
 #include "rbdx/request.h"
+#include "rbdx/export.h"
 
 #endif /* RBDX_CORE_H */

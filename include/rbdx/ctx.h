@@ -48,6 +48,7 @@
 #include "rbdx/options.h"
 #include "rbdx/reactor.h"
 #include "rbdx/identity.h"
+#include "rbdx/op.h"
 
 /** Open-time choices. */
 enum rbdx_ctx_flags {
@@ -167,19 +168,19 @@ int rbdx_load_encryption (struct rbdx_ctx *ctx, const struct rbdx_options *o,
  * no-op. */
 void rbdx_ctx_close (struct rbdx_ctx *ctx);
 
-/** Read @p count bytes at @p offset into @p buf.
+/** Read @p count bytes at @p offset into @p buf.  The requests of a
+ * context do not check the image's end: the caller does, once per
+ * request, with rbdx_request_check (request.h), before librbd would
+ * silently clip a request that crosses it.
  * @return 0; a negative errno from librbd; -ESHUTDOWN once fenced;
- *         -ESTALE once the snapshot served was removed; -EINVAL past the
- *         current end (the image shrank after the client negotiated its
- *         size); -EIO when librbd returns fewer bytes than asked: never a
- *         short or zero-filled read. */
+ *         -ESTALE once the snapshot served was removed; -EIO when librbd
+ *         returns fewer bytes than asked (the image shrank meanwhile):
+ *         never a short or zero-filled read. */
 int rbdx_ctx_read (struct rbdx_ctx *ctx, void *buf, uint32_t count,
                    uint64_t offset);
 
 /** Write; @p fua passes LIBRADOS_OP_FLAG_FADVISE_FUA (rbd_aio_write2).
- * Write and zero return -ENOSPC, discard -EINVAL, past the current end (librbd
- * would silently clip a request that crosses it) and mark the context
- * dirty for rbdx_ctx_flush.
+ * Write, discard and zero mark the context dirty for rbdx_ctx_flush.
  * @return 0, a negative errno from librbd, or -ESHUTDOWN once fenced. */
 int rbdx_ctx_write (struct rbdx_ctx *ctx, const void *buf, uint32_t count,
                     uint64_t offset, bool fua);
@@ -204,15 +205,9 @@ int rbdx_ctx_discard (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset);
 int rbdx_ctx_zero (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
                    bool may_hole);
 
-/** What rbdx_ctx_aio carries out. */
-enum rbdx_aio_op {
-  RBDX_AIO_READ, RBDX_AIO_WRITE, RBDX_AIO_FLUSH, RBDX_AIO_DISCARD,
-  RBDX_AIO_ZERO,
-};
-
 /** One asynchronous request, owned by the caller until @c done runs. */
 struct rbdx_aio {
-  enum rbdx_aio_op op;
+  enum rbdx_op op;           /**< read, write, trim, zero or flush. */
   void *buf;                 /**< read: filled; write: sent; else NULL. */
   uint32_t count;            /**< bytes. */
   uint64_t offset;           /**< bytes. */

@@ -32,11 +32,7 @@
 #include <stdint.h>
 
 #include "rbdx/identity.h"
-
-enum rbdx_op {
-  RBDX_OP_READ, RBDX_OP_WRITE, RBDX_OP_TRIM, RBDX_OP_ZERO, RBDX_OP_FLUSH,
-  RBDX_OP_BLOCK_STATUS, RBDX_OP_N
-};
+#include "rbdx/op.h"
 
 /** Latency buckets: upper bounds 2^4 .. 2^(4+RBDX_LAT_N-1) microseconds
  * (16 us .. 1 s), then +Inf. */

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "rbdx/ctx.h"
-#include "rbdx/metrics.h"
+#include "rbdx/op.h"
 #include "rbdx/options.h"
 
 /* Block size constraints.  librbd takes byte-granular requests and does
@@ -37,7 +37,8 @@ uint32_t rbdx_request_min_block (void);
 
 /** Check a request of @p op over [offset, offset+count) on @p ctx (the
  * context it will go to), as the image is now (ctx->cur_size).  Writes
- * a debug line naming the fault.
+ * a debug line naming the fault.  The one check of the image's end per
+ * request: the context's requests (ctx.h) make none.
  * @param fast_zero  a WRITE_ZEROES with NBD_CMD_FLAG_FAST_ZERO.
  * @param may_hole   a WRITE_ZEROES without NBD_CMD_FLAG_NO_HOLE.
  * @return 0; EINVAL (over the maximum block size, not aligned to the

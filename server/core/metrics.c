@@ -17,9 +17,6 @@
 
 _Atomic uint64_t rbdx_writer_opens, rbdx_writer_fences;
 
-static const char *const op_names[RBDX_OP_N] = {
-  "read", "write", "trim", "zero", "flush", "block_status",
-};
 static const int errno_vals[RBDX_ERRNO_N - 1] = {
   EIO, EINVAL, ENOSPC, EPERM, ENOTSUP, ESHUTDOWN,
 };
@@ -281,7 +278,7 @@ by_op (FILE *f, const struct snapshot *s, const char *metric,
     const struct image *im = &s->images[i];
 
     for (int op = 0; op < RBDX_OP_N; op++) {
-      snprintf (lbl, sizeof lbl, ",op=\"%s\"", op_names[op]);
+      snprintf (lbl, sizeof lbl, ",op=\"%s\"", rbdx_op_name (op, 1));
       sample (f, metric, im, lbl, which == 0 ? im->requests[op]
               : which == 1 ? im->bytes[op] : im->errors[op]);
     }
@@ -306,13 +303,13 @@ durations (FILE *f, const struct snapshot *s)
       for (int b = 0; b <= RBDX_LAT_N; b++) {
         cum += im->lat[op][b];
         if (b < RBDX_LAT_N)
-          snprintf (lbl, sizeof lbl, ",op=\"%s\",le=\"%g\"", op_names[op],
+          snprintf (lbl, sizeof lbl, ",op=\"%s\",le=\"%g\"", rbdx_op_name (op, 1),
                     (double) (UINT64_C (16) << b) / 1e6);
         else
-          snprintf (lbl, sizeof lbl, ",op=\"%s\",le=\"+Inf\"", op_names[op]);
+          snprintf (lbl, sizeof lbl, ",op=\"%s\",le=\"+Inf\"", rbdx_op_name (op, 1));
         sample (f, "rbdx_request_duration_seconds_bucket", im, lbl, cum);
       }
-      snprintf (lbl, sizeof lbl, ",op=\"%s\"", op_names[op]);
+      snprintf (lbl, sizeof lbl, ",op=\"%s\"", rbdx_op_name (op, 1));
       fprintf (f, "%s_sum{", metric);
       labels (f, im->name, &im->ident);
       fprintf (f, "%s} %.6f\n", lbl, (double) im->lat_sum_ns[op] / 1e9);
@@ -335,7 +332,7 @@ conn_by_op (FILE *f, const struct snapshot *s, const char *metric,
       fprintf (f, "%s{", metric);
       labels (f, c->name, &c->ident);
       fprintf (f, ",conn=\"%" PRIu64 "\",op=\"%s\"} %" PRIu64 "\n",
-               c->serial, op_names[op],
+               c->serial, rbdx_op_name (op, 1),
                bytes ? c->bytes[op] : c->requests[op]);
     }
   }

@@ -8,7 +8,7 @@
  * SPEC and KEY=VALUE are the plugin's parameters (nbdkit-rbdx-plugin(1))
  * for one image; pool= (serving a pool by export name) is the plugin's.
  * Before it listens, the engine proves the image servable as the plugin
- * does before serving (rbdx_conn_probe), so a listening control socket
+ * does before serving (rbdx_export_probe), so a listening control socket
  * means "ready", and a bad parameter is an exit status 1 naming it.
  *
  * Control socket (AF_UNIX, SOCK_SEQPACKET, at PATH, mode 0600): each
@@ -47,7 +47,7 @@
 
 #include "rbdx/core.h"
 
-#include "rbdx/cluster.h"
+#include "rbdx/export.h"
 #include "common/fdpass.h"
 #include "conns.h"
 #include "engine.h"
@@ -71,9 +71,8 @@
 #define CONTROL_IDLE_S 30
 
 struct engine {
-  struct rbdx_options opts;
-  struct rbdx_ident pin;
-  bool pinned, readonly;
+  struct rbdx_options opts;   /* identity= pins the image (options.h) */
+  bool readonly;
   const char *control, *oldstyle;
 };
 
@@ -105,16 +104,6 @@ set_param (struct engine *e, const char *arg)
     key[eq - arg] = '\0';
     value = eq + 1;
   }
-  if (strcmp (key, "identity") == 0) {
-    if (e->pinned || rbdx_ident_parse (value, &e->pin) < 0) {
-      rbdx_error ("rbdx-engine: identity='%s': %s", value, e->pinned
-                  ? "given twice" : "expected POOLID/[NAMESPACE/]IMAGEID"
-                  "[@SNAPID]");
-      return -1;
-    }
-    e->pinned = true;
-    return 0;
-  }
   if (rbdx_options_wants_absolute (key, value)) {
     if (!getcwd (cwd, sizeof cwd) ||
         asprintf (&abs, "%s/%s", cwd, value) < 0) {
@@ -133,41 +122,25 @@ set_param (struct engine *e, const char *arg)
   return 0;
 }
 
-/* What the plugin checks in .config_complete and .get_ready. */
+/* The checks of rbdx/export.h, as the plugin makes them in
+ * .config_complete and .get_ready. */
 static int
 prepare (struct engine *e)
 {
   char err[512];
-  rados_t c;
   int r;
 
-  r = rbdx_options_complete (&e->opts, err, sizeof err);
-  if (r < 0) {
-    rbdx_error ("rbdx-engine: %s", r == -ENOMEM ? "out of memory" : err);
-    return -1;
-  }
   if (e->opts.pool || !e->opts.spec.image) {
     rbdx_error ("rbdx-engine: serves one image: give SPEC (image=), not "
                 "pool=");
     return -1;
   }
-  if (e->pinned && !e->opts.spec.snap != (e->pin.snap_id == RBDX_NOSNAP)) {
-    rbdx_error ("rbdx-engine: identity= must be a snapshot identity "
-                "exactly when SPEC names a snapshot");
-    return -1;
-  }
+  if (rbdx_export_configure (&e->opts, err, sizeof err) < 0)
+    goto fail;
+  /* Replies are written from librbd's callback (reply.c). */
   e->opts.completion = RBDX_COMPLETION_CALLBACK;
-  rbdx_request_setup (e->opts.encryption);
-  if (rbdx_cluster_configure (&e->opts, &c, err, sizeof err) < 0) {
-    rbdx_error ("rbdx-engine: %s", err);
-    return -1;
-  }
-  rados_shutdown (c);
-  if (rbdx_conn_probe (&e->opts, &e->opts.spec, e->pinned ? &e->pin : NULL,
-                       err, sizeof err) < 0) {
-    rbdx_error ("rbdx-engine: %s", err);
-    return -1;
-  }
+  if (rbdx_export_probe (&e->opts, err, sizeof err) < 0)
+    goto fail;
   if (e->opts.metrics_file) {
     r = rbdx_metrics_start (e->opts.metrics_file, e->opts.metrics_interval);
     if (r < 0) {
@@ -177,6 +150,10 @@ prepare (struct engine *e)
     }
   }
   return 0;
+
+fail:
+  rbdx_error ("rbdx-engine: %s", err);
+  return -1;
 }
 
 static int
@@ -205,31 +182,24 @@ listen_on (const char *path, int type)
   return fd;
 }
 
-/* The transmission flags of an export served by @p conn. */
+/* The transmission flags of @p conn's export: what it can do
+ * (rbdx_export_caps) as NBD flags, as nbdkit turns the plugin's .can_*
+ * answers into them; no block status (simple replies only). */
 static uint16_t
-rbdx_engine_flags (const struct rbdx_conn *conn)
+export_flags (const struct rbdx_conn *conn)
 {
-  uint16_t f = RBDX_NBD_FLAG_HAS_FLAGS | RBDX_NBD_FLAG_SEND_FLUSH;
+  struct rbdx_export_caps c;
+  uint16_t f = RBDX_NBD_FLAG_HAS_FLAGS;
 
-  /* As nbdkit: a read-only export advertises no FUA, trim or zeroes. */
-  if (conn->ctx->readonly)
-    f |= RBDX_NBD_FLAG_READ_ONLY;
-  else
-    f |= RBDX_NBD_FLAG_SEND_FUA | RBDX_NBD_FLAG_SEND_TRIM |
-         RBDX_NBD_FLAG_SEND_WRITE_ZEROES | RBDX_NBD_FLAG_SEND_FAST_ZERO;
-  if (conn->multi_conn)
-    f |= RBDX_NBD_FLAG_CAN_MULTI_CONN;
+  rbdx_export_caps (conn, &c);
+  f |= c.write ? 0 : RBDX_NBD_FLAG_READ_ONLY;
+  f |= c.flush ? RBDX_NBD_FLAG_SEND_FLUSH : 0;
+  f |= c.fua ? RBDX_NBD_FLAG_SEND_FUA : 0;
+  f |= c.trim ? RBDX_NBD_FLAG_SEND_TRIM : 0;
+  f |= c.zero ? RBDX_NBD_FLAG_SEND_WRITE_ZEROES : 0;
+  f |= c.fast_zero ? RBDX_NBD_FLAG_SEND_FAST_ZERO : 0;
+  f |= c.multi_conn ? RBDX_NBD_FLAG_CAN_MULTI_CONN : 0;
   return f;
-}
-
-/* The size an export states: with advertise_size=max the largest (the
- * supervisor follows the real size through size_file=), as the plugin. */
-static uint64_t
-export_size (const struct engine *e, const struct rbdx_conn *conn)
-{
-  if (e->opts.advertise_size == RBDX_ADVERTISE_MAX && conn->ctx->follows_size)
-    return RBDX_ADVERTISE_MAX_BYTES;
-  return conn->ctx->size;
 }
 
 /* Open a connection and serve it on @p fd (taken in every case).
@@ -240,7 +210,7 @@ open_served (struct engine *e, int fd, char *err, size_t errlen)
   struct rbdx_conn *conn;
   int r;
 
-  r = rbdx_conn_open (&e->opts, &e->opts.spec, e->pinned ? &e->pin : NULL,
+  r = rbdx_conn_open (&e->opts, &e->opts.spec, rbdx_options_pin (&e->opts),
                       e->readonly, &conn, err, errlen);
   if (r < 0) {
     close (fd);
@@ -309,7 +279,7 @@ control_message (struct engine *e, int cfd)
    * open, which does not change. */
   rbdx_ident_format (&conn->ctx->ident, id, sizeof id);
   snprintf (reply, sizeof reply, "OK %" PRIu64 " %u %" PRIu32 " %s",
-            export_size (e, conn), (unsigned) rbdx_engine_flags (conn),
+            rbdx_export_size (&e->opts, conn), (unsigned) export_flags (conn),
             rbdx_request_min_block (), id);
   if (rbdx_send_fd (cfd, reply, sv[1]) < 0)
     rbdx_error ("rbdx-engine: cannot answer the supervisor: %m");
@@ -332,20 +302,20 @@ oldstyle_serve (struct engine *e, int fd)
     close (fd);
     return;
   }
-  if (rbdx_conn_open (&e->opts, &e->opts.spec, e->pinned ? &e->pin : NULL,
+  if (rbdx_conn_open (&e->opts, &e->opts.spec, rbdx_options_pin (&e->opts),
                       e->readonly, &conn, err, sizeof err) < 0) {
     rbdx_error ("rbdx-engine: %s", err);
     close (fd);
     return;
   }
-  size = export_size (e, conn);
+  size = rbdx_export_size (&e->opts, conn);
   for (i = 0; i < 8; i++) {
     g[8 + i] = (unsigned char) (magic >> (56 - 8 * i));
     g[16 + i] = (unsigned char) (size >> (56 - 8 * i));
   }
   /* 32 bits of flags: the transmission flags in the low 16. */
-  g[26] = (unsigned char) (rbdx_engine_flags (conn) >> 8);
-  g[27] = (unsigned char) rbdx_engine_flags (conn);
+  g[26] = (unsigned char) (export_flags (conn) >> 8);
+  g[27] = (unsigned char) export_flags (conn);
   if (send (fd, g, sizeof g, MSG_NOSIGNAL) != (ssize_t) sizeof g ||
       rbdx_engine_serve (fd, conn) < 0) {
     rbdx_conn_close (conn);

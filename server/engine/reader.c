@@ -43,7 +43,7 @@ run_deferred (struct econn *ec)
   pthread_mutex_unlock (&ec->lock);
   while ((rq = list)) {
     list = rq->next;
-    rq->aio.op = RBDX_AIO_FLUSH;
+    rq->aio.op = RBDX_OP_FLUSH;
     econn_submit (ec, rq, ec->conn->wctx);
   }
 }
@@ -347,11 +347,11 @@ handle (struct econn *ec, const unsigned char *p, size_t avail)
   rq->flags = flags;
   rq->t0 = rbdx_metrics_begin (&ec->conn->metrics);
   switch (type) {
-  case NBD_CMD_WRITE: rq->op = RBDX_OP_WRITE; rq->aio.op = RBDX_AIO_WRITE; break;
-  case NBD_CMD_FLUSH: rq->op = RBDX_OP_FLUSH; rq->aio.op = RBDX_AIO_FLUSH; break;
-  case NBD_CMD_TRIM: rq->op = RBDX_OP_TRIM; rq->aio.op = RBDX_AIO_DISCARD; break;
-  case NBD_CMD_WRITE_ZEROES: rq->op = RBDX_OP_ZERO; rq->aio.op = RBDX_AIO_ZERO; break;
-  default: rq->op = RBDX_OP_READ; rq->aio.op = RBDX_AIO_READ; break;
+  case NBD_CMD_WRITE: rq->op = RBDX_OP_WRITE; rq->aio.op = RBDX_OP_WRITE; break;
+  case NBD_CMD_FLUSH: rq->op = RBDX_OP_FLUSH; rq->aio.op = RBDX_OP_FLUSH; break;
+  case NBD_CMD_TRIM: rq->op = RBDX_OP_TRIM; rq->aio.op = RBDX_OP_TRIM; break;
+  case NBD_CMD_WRITE_ZEROES: rq->op = RBDX_OP_ZERO; rq->aio.op = RBDX_OP_ZERO; break;
+  default: rq->op = RBDX_OP_READ; rq->aio.op = RBDX_OP_READ; break;
   }
   /* In flight from here.  Only reads and writes hold a buffer: a trim
    * or a zero of gigabytes takes no memory and no room. */

@@ -66,19 +66,6 @@ econn_reply (struct ereq *rq, int nbd_err)
     ereq_free (rq);
 }
 
-static const char *
-op_name (enum rbdx_op op)
-{
-  switch (op) {
-  case RBDX_OP_READ: return "read";
-  case RBDX_OP_WRITE: return "write";
-  case RBDX_OP_TRIM: return "trim";
-  case RBDX_OP_ZERO: return "write zeroes";
-  case RBDX_OP_FLUSH: return "flush";
-  default: return "request";
-  }
-}
-
 /* librbd's callback (or the submitting thread for a request refused
  * before librbd). */
 static void
@@ -88,13 +75,13 @@ aio_done (struct rbdx_aio *a, int r)
   struct econn *ec = rq->ec;
 
   if (r < 0) {
-    rbdx_log_request_error (a->ctx->name, op_name (rq->op), a->offset,
+    rbdx_log_request_error (a->ctx->name, rbdx_op_name (rq->op, 0), a->offset,
                             a->count, r);
     econn_reply (rq, rbdx_nbd_error (r));
     return;
   }
   /* FUA on a cached context: the flush is submitted by the reader. */
-  if ((rq->flags & NBD_CMD_FLAG_FUA) && a->op != RBDX_AIO_FLUSH &&
+  if ((rq->flags & NBD_CMD_FLAG_FUA) && a->op != RBDX_OP_FLUSH &&
       a->ctx->cache_on) {
     pthread_mutex_lock (&ec->lock);
     rq->next = ec->deferred;
