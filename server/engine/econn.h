@@ -15,21 +15,7 @@
 #include <stdint.h>
 
 #include "rbdx/core.h"
-
-/* NBD doc/proto.md, "Request message" and "Simple reply message". */
-#define NBD_REQUEST_MAGIC 0x25609513u
-#define NBD_REPLY_MAGIC   0x67446698u
-#define NBD_REQUEST_SIZE  28
-#define NBD_REPLY_SIZE    16
-enum {
-  NBD_CMD_READ = 0, NBD_CMD_WRITE = 1, NBD_CMD_DISC = 2, NBD_CMD_FLUSH = 3,
-  NBD_CMD_TRIM = 4, NBD_CMD_WRITE_ZEROES = 6,
-};
-#define NBD_CMD_FLAG_FUA       (1 << 0)
-#define NBD_CMD_FLAG_NO_HOLE   (1 << 1)
-#define NBD_CMD_FLAG_DF        (1 << 2)
-#define NBD_CMD_FLAG_REQ_ONE   (1 << 3)
-#define NBD_CMD_FLAG_FAST_ZERO (1 << 4)
+#include "common/nbd-wire.h"
 
 #define RECV_BUF (256 * 1024)
 /* In flight per connection before the reader stops reading: the kernel
@@ -58,7 +44,7 @@ struct ereq {
   struct rbdx_ctx *target;    /* where a delayed request goes */
   unsigned char *out;         /* reply: header (+ data for a read) */
   size_t out_len, out_off;
-  unsigned char hdr[NBD_REPLY_SIZE];
+  unsigned char hdr[RBDX_NBD_REPLY_SIZE];
   unsigned char *buf;         /* read: out; write: the payload */
 };
 

@@ -11,12 +11,13 @@
  * does before serving (rbdx_export_probe), so a listening control socket
  * means "ready", and a bad parameter is an exit status 1 naming it.
  *
- * Control socket (AF_UNIX, SOCK_SEQPACKET, at PATH, mode 0600): each
- * message "CONNECT" opens one connection (its own librbd context) on a
- * fresh socketpair and is answered "OK SIZE FLAGS MIN_BLOCK IDENTITY"
- * with the client's end of the pair attached (SCM_RIGHTS), or
- * "ERR ERRNO MESSAGE".  That end is in the transmission phase: the
- * supervisor hands it to the kernel as it is.
+ * Control socket (AF_UNIX, SOCK_SEQPACKET, at PATH, mode 0600; the
+ * protocol is common/control.h): each message that is exactly "CONNECT"
+ * opens one connection (its own librbd context) on a fresh socketpair
+ * and is answered "OK SIZE FLAGS MIN_BLOCK IDENTITY" with the client's
+ * end of the pair attached (SCM_RIGHTS), any other message "ERR ERRNO
+ * MESSAGE".  That end is in the transmission phase: the supervisor
+ * hands it to the kernel as it is.
  *
  * --oldstyle PATH is a test hook, not an interface: a stream socket
  * where each connection gets an NBD oldstyle greeting (NBD
@@ -48,20 +49,12 @@
 #include "rbdx/core.h"
 
 #include "rbdx/export.h"
+#include "common/control.h"
 #include "common/fdpass.h"
+#include "common/nbd-wire.h"
 #include "conns.h"
 #include "engine.h"
 #include "host.h"
-
-/* NBD transmission flags (NBD doc/proto.md, "Transmission flags"). */
-#define RBDX_NBD_FLAG_HAS_FLAGS          (1 << 0)
-#define RBDX_NBD_FLAG_READ_ONLY          (1 << 1)
-#define RBDX_NBD_FLAG_SEND_FLUSH         (1 << 2)
-#define RBDX_NBD_FLAG_SEND_FUA           (1 << 3)
-#define RBDX_NBD_FLAG_SEND_TRIM          (1 << 5)
-#define RBDX_NBD_FLAG_SEND_WRITE_ZEROES  (1 << 6)
-#define RBDX_NBD_FLAG_CAN_MULTI_CONN     (1 << 8)
-#define RBDX_NBD_FLAG_SEND_FAST_ZERO     (1 << 11)
 
 /* Limits against a runaway or bogus local client (the sockets are mode
  * 0600): open connections, clients answered at once, and how long an
@@ -238,47 +231,58 @@ full (char *err, size_t errlen)
   return true;
 }
 
-/* One control message: "CONNECT".  @return false at the client's end
- * (or after the idle timeout). */
+/* Send the answer "ERR ERRNO MESSAGE" (common/control.h). */
+static void
+control_refuse (int cfd, int errnum, const char *why)
+{
+  char reply[RBDX_CONTROL_MSG_MAX];
+
+  snprintf (reply, sizeof reply, RBDX_CONTROL_ERR_FMT, errnum, why);
+  send (cfd, reply, strlen (reply), MSG_NOSIGNAL);
+}
+
+/* One control message (common/control.h): exactly the word CONNECT,
+ * compared over all the bytes received (MSG_TRUNC gives the length of a
+ * longer message), so "CONNECT\0junk" or "CONNECTX" is an unknown
+ * request.  @return false at the client's end (or after the idle
+ * timeout). */
 static bool
 control_message (struct engine *e, int cfd)
 {
-  char msg[64], reply[1024], err[512] = "", id[320];
+  char msg[64], reply[RBDX_CONTROL_MSG_MAX], err[512] = "", id[320];
   struct rbdx_conn *conn;
-  ssize_t n = recv (cfd, msg, sizeof msg - 1, 0);
+  ssize_t n = recv (cfd, msg, sizeof msg, MSG_TRUNC);
   int sv[2];
 
   if (n <= 0)
     return false;
-  msg[n] = '\0';
-  if (strcmp (msg, "CONNECT") != 0) {
-    snprintf (reply, sizeof reply, "ERR %d unknown request", EINVAL);
-    send (cfd, reply, strlen (reply), MSG_NOSIGNAL);
+  if ((size_t) n > sizeof msg ||
+      !rbdx_control_is (msg, (size_t) n, RBDX_CONTROL_CONNECT)) {
+    control_refuse (cfd, EINVAL, "unknown request");
     return true;
   }
   if (full (err, sizeof err)) {
-    snprintf (reply, sizeof reply, "ERR %d %s", EBUSY, err);
-    send (cfd, reply, strlen (reply), MSG_NOSIGNAL);
+    control_refuse (cfd, EBUSY, err);
     return true;
   }
   if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-    snprintf (reply, sizeof reply, "ERR %d socketpair: %s", errno,
-              strerror (errno));
-    send (cfd, reply, strlen (reply), MSG_NOSIGNAL);
+    int saved = errno;
+
+    snprintf (err, sizeof err, "socketpair: %s", strerror (saved));
+    control_refuse (cfd, saved, err);
     return true;
   }
   conn = open_served (e, sv[0], err, sizeof err);
   if (!conn) {
     rbdx_error ("rbdx-engine: %s", err);
-    snprintf (reply, sizeof reply, "ERR %d %s", EIO, err);
-    send (cfd, reply, strlen (reply), MSG_NOSIGNAL);
+    control_refuse (cfd, EIO, err);
     close (sv[1]);
     return true;
   }
   /* conn is served now; it is read here only for what it stated at
    * open, which does not change. */
   rbdx_ident_format (&conn->ctx->ident, id, sizeof id);
-  snprintf (reply, sizeof reply, "OK %" PRIu64 " %u %" PRIu32 " %s",
+  snprintf (reply, sizeof reply, RBDX_CONTROL_OK_FMT,
             rbdx_export_size (&e->opts, conn), (unsigned) export_flags (conn),
             rbdx_request_min_block (), id);
   if (rbdx_send_fd (cfd, reply, sv[1]) < 0)
@@ -291,10 +295,10 @@ control_message (struct engine *e, int cfd)
 static void
 oldstyle_serve (struct engine *e, int fd)
 {
-  unsigned char g[152] = "NBDMAGIC";
+  unsigned char g[RBDX_NBD_OLDSTYLE_SIZE] = RBDX_NBD_INIT_MAGIC;
   char err[512];
   struct rbdx_conn *conn;
-  uint64_t magic = 0x00420281861253ULL, size;
+  uint64_t magic = RBDX_NBD_OLDSTYLE_MAGIC, size;
   int i;
 
   if (full (err, sizeof err)) {

@@ -231,32 +231,32 @@ protocol_check (const struct econn *ec, uint16_t type, uint16_t flags,
   bool ro = ec->conn->ctx->readonly;
 
   switch (type) {
-  case NBD_CMD_READ: case NBD_CMD_WRITE: case NBD_CMD_TRIM:
-  case NBD_CMD_WRITE_ZEROES:
+  case RBDX_NBD_CMD_READ: case RBDX_NBD_CMD_WRITE: case RBDX_NBD_CMD_TRIM:
+  case RBDX_NBD_CMD_WRITE_ZEROES:
     if (count == 0)
-      return type == NBD_CMD_WRITE || type == NBD_CMD_WRITE_ZEROES
+      return type == RBDX_NBD_CMD_WRITE || type == RBDX_NBD_CMD_WRITE_ZEROES
              ? ENOSPC : EINVAL;
     break;
-  case NBD_CMD_FLUSH:
+  case RBDX_NBD_CMD_FLUSH:
     if (offset != 0 || count != 0)
       return EINVAL;
     break;
   default:
     return EINVAL;            /* not advertised: CACHE, BLOCK_STATUS, ... */
   }
-  if (flags & ~(NBD_CMD_FLAG_FUA | NBD_CMD_FLAG_NO_HOLE |
-                NBD_CMD_FLAG_FAST_ZERO))
+  if (flags & ~(RBDX_NBD_CMD_FLAG_FUA | RBDX_NBD_CMD_FLAG_NO_HOLE |
+                RBDX_NBD_CMD_FLAG_FAST_ZERO))
     return EINVAL;            /* unknown, DF, REQ_ONE */
-  if ((flags & (NBD_CMD_FLAG_NO_HOLE | NBD_CMD_FLAG_FAST_ZERO)) &&
-      type != NBD_CMD_WRITE_ZEROES)
+  if ((flags & (RBDX_NBD_CMD_FLAG_NO_HOLE | RBDX_NBD_CMD_FLAG_FAST_ZERO)) &&
+      type != RBDX_NBD_CMD_WRITE_ZEROES)
     return EINVAL;
-  if ((type == NBD_CMD_READ || type == NBD_CMD_WRITE) &&
+  if ((type == RBDX_NBD_CMD_READ || type == RBDX_NBD_CMD_WRITE) &&
       count > RBDX_MAX_BLOCK)
     return EINVAL;            /* block size constraints: the maximum */
-  if (ro && (type == NBD_CMD_WRITE || type == NBD_CMD_TRIM ||
-             type == NBD_CMD_WRITE_ZEROES))
+  if (ro && (type == RBDX_NBD_CMD_WRITE || type == RBDX_NBD_CMD_TRIM ||
+             type == RBDX_NBD_CMD_WRITE_ZEROES))
     return EPERM;
-  if (ro && (flags & NBD_CMD_FLAG_FUA))
+  if (ro && (flags & RBDX_NBD_CMD_FLAG_FUA))
     return EINVAL;            /* FUA is not advertised read-only */
   return 0;
 }
@@ -268,16 +268,16 @@ dispatch (struct econn *ec, struct ereq *rq, uint16_t type, uint64_t offset,
           uint32_t count)
 {
   struct rbdx_conn *c = ec->conn;
-  bool write = type != NBD_CMD_READ && type != NBD_CMD_FLUSH;
-  struct rbdx_ctx *ctx = type == NBD_CMD_READ ? c->rctx : c->wctx;
+  bool write = type != RBDX_NBD_CMD_READ && type != RBDX_NBD_CMD_FLUSH;
+  struct rbdx_ctx *ctx = type == RBDX_NBD_CMD_READ ? c->rctx : c->wctx;
   int64_t wait;
   int e;
 
   rq->aio.offset = offset;
   rq->aio.count = count;
-  rq->aio.fua = rq->flags & NBD_CMD_FLAG_FUA;
-  rq->aio.may_hole = !(rq->flags & NBD_CMD_FLAG_NO_HOLE);
-  if (type == NBD_CMD_FLUSH) {
+  rq->aio.fua = rq->flags & RBDX_NBD_CMD_FLAG_FUA;
+  rq->aio.may_hole = !(rq->flags & RBDX_NBD_CMD_FLAG_NO_HOLE);
+  if (type == RBDX_NBD_CMD_FLUSH) {
     if (c->ctx->readonly)
       econn_reply (rq, 0);    /* nothing was written */
     else
@@ -285,7 +285,7 @@ dispatch (struct econn *ec, struct ereq *rq, uint16_t type, uint64_t offset,
     return;
   }
   e = rbdx_request_check (ctx, rq->op, count, offset,
-                          rq->flags & NBD_CMD_FLAG_FAST_ZERO,
+                          rq->flags & RBDX_NBD_CMD_FLAG_FAST_ZERO,
                           rq->aio.may_hole);
   if (e) {
     econn_reply (rq, e);
@@ -317,7 +317,7 @@ discard (struct econn *ec, size_t len, size_t avail)
   return used;
 }
 
-/* Parse one request at @p p (NBD_REQUEST_SIZE bytes).  A write's
+/* Parse one request at @p p (RBDX_NBD_REQUEST_SIZE bytes).  A write's
  * payload: the @p avail bytes after the header, then the socket.
  * @return bytes of @p p consumed, 0 to stop (disconnect, bad magic,
  * socket failure). */
@@ -329,15 +329,15 @@ handle (struct econn *ec, const unsigned char *p, size_t avail)
   uint64_t handle = get64 (p + 8), offset = get64 (p + 16);
   uint32_t count = get32 (p + 24);
   struct ereq *rq;
-  size_t used = NBD_REQUEST_SIZE, have;
+  size_t used = RBDX_NBD_REQUEST_SIZE, have;
   int e;
 
-  if (get32 (p) != NBD_REQUEST_MAGIC) {
+  if (get32 (p) != RBDX_NBD_REQUEST_MAGIC) {
     rbdx_error ("rbdx: %s: bad request magic 0x%08" PRIx32 ": closing the "
                 "connection", ec->conn->ctx->name, get32 (p));
     return 0;
   }
-  if (type == NBD_CMD_DISC)
+  if (type == RBDX_NBD_CMD_DISC)
     return 0;
   rq = calloc (1, sizeof *rq);
   if (!rq)
@@ -347,21 +347,21 @@ handle (struct econn *ec, const unsigned char *p, size_t avail)
   rq->flags = flags;
   rq->t0 = rbdx_metrics_begin (&ec->conn->metrics);
   switch (type) {
-  case NBD_CMD_WRITE: rq->op = RBDX_OP_WRITE; rq->aio.op = RBDX_OP_WRITE; break;
-  case NBD_CMD_FLUSH: rq->op = RBDX_OP_FLUSH; rq->aio.op = RBDX_OP_FLUSH; break;
-  case NBD_CMD_TRIM: rq->op = RBDX_OP_TRIM; rq->aio.op = RBDX_OP_TRIM; break;
-  case NBD_CMD_WRITE_ZEROES: rq->op = RBDX_OP_ZERO; rq->aio.op = RBDX_OP_ZERO; break;
+  case RBDX_NBD_CMD_WRITE: rq->op = RBDX_OP_WRITE; rq->aio.op = RBDX_OP_WRITE; break;
+  case RBDX_NBD_CMD_FLUSH: rq->op = RBDX_OP_FLUSH; rq->aio.op = RBDX_OP_FLUSH; break;
+  case RBDX_NBD_CMD_TRIM: rq->op = RBDX_OP_TRIM; rq->aio.op = RBDX_OP_TRIM; break;
+  case RBDX_NBD_CMD_WRITE_ZEROES: rq->op = RBDX_OP_ZERO; rq->aio.op = RBDX_OP_ZERO; break;
   default: rq->op = RBDX_OP_READ; rq->aio.op = RBDX_OP_READ; break;
   }
   /* In flight from here.  Only reads and writes hold a buffer: a trim
    * or a zero of gigabytes takes no memory and no room. */
-  rq->bytes = type == NBD_CMD_FLUSH ? 0 : count;
-  rq->mem = type == NBD_CMD_READ || type == NBD_CMD_WRITE ? count : 0;
+  rq->bytes = type == RBDX_NBD_CMD_FLUSH ? 0 : count;
+  rq->mem = type == RBDX_NBD_CMD_READ || type == RBDX_NBD_CMD_WRITE ? count : 0;
   account (ec, rq);
   e = protocol_check (ec, type, flags, offset, count);
   if (e) {
     /* A write's payload is taken off the socket whatever the answer. */
-    if (type == NBD_CMD_WRITE) {
+    if (type == RBDX_NBD_CMD_WRITE) {
       size_t d = discard (ec, count, avail);
       if (d == (size_t) -1) {
         rq->uncounted = true;
@@ -374,15 +374,15 @@ handle (struct econn *ec, const unsigned char *p, size_t avail)
     econn_reply (rq, e);
     return used;
   }
-  if (type == NBD_CMD_READ) {
-    rq->buf = malloc (NBD_REPLY_SIZE + (size_t) count);
+  if (type == RBDX_NBD_CMD_READ) {
+    rq->buf = malloc (RBDX_NBD_REPLY_SIZE + (size_t) count);
     if (!rq->buf) {
       econn_reply (rq, ENOMEM);
       return used;
     }
-    rq->aio.buf = rq->buf + NBD_REPLY_SIZE;
+    rq->aio.buf = rq->buf + RBDX_NBD_REPLY_SIZE;
   }
-  else if (type == NBD_CMD_WRITE) {
+  else if (type == RBDX_NBD_CMD_WRITE) {
     unsigned char *b = malloc (count);
 
     have = avail < count ? avail : count;
@@ -391,7 +391,7 @@ handle (struct econn *ec, const unsigned char *p, size_t avail)
       econn_reply (rq, ENOMEM);
       return d == (size_t) -1 ? 0 : used + d;
     }
-    memcpy (b, p + NBD_REQUEST_SIZE, have);
+    memcpy (b, p + RBDX_NBD_REQUEST_SIZE, have);
     used += have;
     rq->buf = b;
     if (have < count && !read_full (ec, b + have, count - have)) {
@@ -423,10 +423,10 @@ econn_reader (void *arg)
       go = wait_io (ec, false, due_ms (ec));
       continue;
     }
-    if (have - off >= NBD_REQUEST_SIZE) {
+    if (have - off >= RBDX_NBD_REQUEST_SIZE) {
       /* A write's payload is read here whole, so the buffer only ever
        * holds headers and small payloads. */
-      size_t used = handle (ec, buf + off, have - off - NBD_REQUEST_SIZE);
+      size_t used = handle (ec, buf + off, have - off - RBDX_NBD_REQUEST_SIZE);
       if (used == 0)
         break;
       off += used;

@@ -29,17 +29,17 @@ econn_reply (struct ereq *rq, int nbd_err)
 
   if (!rq->uncounted)
     rbdx_metrics_end (&ec->conn->metrics, rq->op, rq->bytes, rq->t0, nbd_err);
-  put32 (rq->hdr, NBD_REPLY_MAGIC);
+  put32 (rq->hdr, RBDX_NBD_REPLY_MAGIC);
   put32 (rq->hdr + 4, (uint32_t) nbd_err);
   put64 (rq->hdr + 8, rq->handle);
   if (rq->op == RBDX_OP_READ && nbd_err == 0) {
-    memcpy (rq->buf, rq->hdr, NBD_REPLY_SIZE);   /* header before the data */
+    memcpy (rq->buf, rq->hdr, RBDX_NBD_REPLY_SIZE);   /* header before the data */
     rq->out = rq->buf;
-    rq->out_len = NBD_REPLY_SIZE + rq->bytes;
+    rq->out_len = RBDX_NBD_REPLY_SIZE + rq->bytes;
   }
   else {
     rq->out = rq->hdr;
-    rq->out_len = NBD_REPLY_SIZE;
+    rq->out_len = RBDX_NBD_REPLY_SIZE;
   }
 
   pthread_mutex_lock (&ec->lock);
@@ -81,7 +81,7 @@ aio_done (struct rbdx_aio *a, int r)
     return;
   }
   /* FUA on a cached context: the flush is submitted by the reader. */
-  if ((rq->flags & NBD_CMD_FLAG_FUA) && a->op != RBDX_OP_FLUSH &&
+  if ((rq->flags & RBDX_NBD_CMD_FLAG_FUA) && a->op != RBDX_OP_FLUSH &&
       a->ctx->cache_on) {
     pthread_mutex_lock (&ec->lock);
     rq->next = ec->deferred;
