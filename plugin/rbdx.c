@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx: nbdkit plugin serving Ceph RBD images over NBD.
+/* rbdx plugin: the nbdkit front end serving Ceph RBD images over NBD.
  *
  * This file holds the nbdkit callbacks of the server's and a
- * connection's lifecycle; the data path is io.c, and the work is in
- * options.c (parameters), exports.c (export names), cluster.c (rados_t),
- * conn.c (a connection), ctx.c (a librbd context), writer.c (the shared
- * writer), qos.c (QoS), metrics.c (metrics), reactor.c (completion
- * reaping) and errors.c (NBD errors and logs).
+ * connection's lifecycle; the data path is io.c, export names are
+ * exports.c, and the work is the serving core's (server/core/, see
+ * include/rbdx/core.h): what an export is and the checks before serving
+ * (export.h), parameters (options.h), a connection (conn.h), a librbd
+ * context (ctx.h), QoS, metrics and NBD errors.
  *
  * Every connection is bound at .open to one image identity (pool id,
  * namespace, image id, snapshot id; rbdx/identity.h): its own context

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: one NBD connection's librbd context.
+/* rbdx core: one NBD connection's librbd context.
  *
  * Each context owns its own rados_t, ioctx and image handle, so
  * connections share no librbd lock, messenger or dispatch thread (the
@@ -49,6 +49,7 @@
 #include "rbdx/reactor.h"
 #include "rbdx/identity.h"
 #include "rbdx/op.h"
+#include "rbdx/sizefile.h"
 
 /** Open-time choices. */
 enum rbdx_ctx_flags {
@@ -84,9 +85,8 @@ struct rbdx_ctx {
                                   cache (rbd_persistent_cache_mode). */
   bool encrypted;            /**< LUKS loaded (encryption_format=). */
   char *name;                /**< canonical "pool/[ns/]image[@snap]", owned. */
-  const char *size_file;     /**< size_file= or NULL; not owned. */
-  bool size_listed;          /**< in the size_file registry (sizefile.c). */
-  struct rbdx_ctx *size_next;
+  struct rbdx_size_entry size_entry;  /**< in size_file='s registry
+                                          (sizefile.h) while it watches. */
 };
 
 /** Connect, open the image and set up completion reaping.
@@ -136,32 +136,6 @@ int rbdx_ctx_check_access (struct rbdx_ctx *ctx, const struct rbdx_options *o,
 /** Is [offset, offset+count) inside the image as it is now (cur_size)?
  * Thread-safe. */
 bool rbdx_ctx_inside (struct rbdx_ctx *ctx, uint64_t count, uint64_t offset);
-
-/** The configuration librbd applies to @p image, with its precedence
- * (image metadata over pool metadata over the client's): a heap array
- * of @p *n options, released with rbdx_image_config_free.
- * @return 0, -ENOMEM, or the negative errno of rbd_config_image_list.
- * Thread-safe. */
-int rbdx_image_config (rbd_image_t image, rbd_config_option_t **opts,
-                       int *n);
-
-/** Release what rbdx_image_config returned. */
-void rbdx_image_config_free (rbd_config_option_t *opts, int n);
-
-/** Whether @p image has a per-handle cache in effect: rbd_cache (parsed
- * as Ceph parses booleans; unreadable counts as on) or a persistent
- * write-back cache (rbd_persistent_cache_mode other than disabled); the
- * debug log names the setting, @p name the image.  imageconf.c.
- * @return 0 with *on set, or the negative errno of rbdx_image_config. */
-int rbdx_effective_cache (rbd_image_t image, const char *name, bool *on);
-
-/** Load encryption_format= on @p ctx's image with the passphrase of
- * @p o (rbd_encryption_load), setting ctx->encrypted; no-op without
- * encryption_format=.  imageconf.c.
- * @return 0; -EPERM (wrong passphrase), -EINVAL (no such LUKS header) or
- *         another negative errno, with a message naming the image. */
-int rbdx_load_encryption (struct rbdx_ctx *ctx, const struct rbdx_options *o,
-                          char *err, size_t errlen);
 
 /** Close the image, then the ioctx and cluster handle, then the eventfd
  * (librbd never closes it).  No request may be in flight.  NULL is a

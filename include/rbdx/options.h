@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: parsing and validating the nbdkit key=value parameters.
+/* rbdx core: parsing and validating the nbdkit key=value parameters.
  *
  * Pure logic (no librados, no nbdkit calls) so it can be unit tested.
  * The checks that need Ceph itself (does the option name exist, does

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: parameter parsing (see options.h). */
+/* rbdx core: parameter parsing (see options.h). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdarg.h>

@@ -14,7 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rbdx/core.h"
+#include "rbdx/conn.h"
+#include "rbdx/ctx.h"
+#include "rbdx/op.h"
 #include "common/nbd-wire.h"
 
 #define RECV_BUF (256 * 1024)

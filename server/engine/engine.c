@@ -46,7 +46,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "rbdx/core.h"
+#include "rbdx/conn.h"
+#include "rbdx/identity.h"
+#include "rbdx/log.h"
+#include "rbdx/metrics.h"
+#include "rbdx/options.h"
+#include "rbdx/request.h"
 
 #include "rbdx/export.h"
 #include "common/control.h"

@@ -21,6 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rbdx/log.h"
+#include "rbdx/qos.h"
+#include "rbdx/request.h"
+
 #include "econn.h"
 #include "reader.h"
 #include "reply.h"

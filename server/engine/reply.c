@@ -17,6 +17,9 @@
  */
 #include <string.h>
 
+#include "rbdx/errors.h"
+#include "rbdx/metrics.h"
+
 #include "econn.h"
 #include "reply.h"
 
