@@ -2,17 +2,22 @@
 /* server/engine/econn.h: the built-in engine's connection, the struct
  * shared by its reader thread (reader.c: reading, parsing, submitting,
  * writing queued replies) and librbd's callback (reply.c: completions
- * and replies), with the small helpers both use (econn.c).
+ * and replies), with the small helpers both use (inline here, so that
+ * neither calls into the other's file).
  * Private to the engine; see engine.h for what it does and why.
  */
 #ifndef RBDX_SERVER_ENGINE_ECONN_H
 #define RBDX_SERVER_ENGINE_ECONN_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "rbdx/conn.h"
 #include "rbdx/ctx.h"
@@ -96,29 +101,53 @@ get64 (const unsigned char *p)
 }
 
 /** Wake the reader thread (its eventfd).  Any thread. */
-void econn_wake (struct econn *ec);
+static inline void
+econn_wake (struct econn *ec)
+{
+  uint64_t one = 1;
+  ssize_t r = write (ec->efd, &one, sizeof one);
+  (void) r;                   /* a full counter wakes the reader anyway */
+}
 
 /** Free a request and its buffer.  Any thread. */
-void ereq_free (struct ereq *rq);
+static inline void
+ereq_free (struct ereq *rq)
+{
+  free (rq->buf);
+  free (rq);
+}
 
 /** Send what of @p rq's reply the socket takes now, without blocking.
  * Under ec->lock.  @return true when all of it went out (or the socket
  * failed: then ec->dead is set). */
-bool econn_send_some (struct econn *ec, struct ereq *rq);
+static inline bool
+econn_send_some (struct econn *ec, struct ereq *rq)
+{
+  while (rq->out_off < rq->out_len) {
+    ssize_t n = send (ec->fd, rq->out + rq->out_off, rq->out_len - rq->out_off,
+                      MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK)
+        return false;
+      ec->dead = true;
+      return true;
+    }
+    rq->out_off += (size_t) n;
+  }
+  return true;
+}
 
 /** @p rq leaves the in-flight count (its reply was wholly sent, or
  * dropped with a dead socket), so queued replies count against the
  * in-flight limit and a client that reads no replies stops the reader.
  * Under ec->lock. */
-void econn_retire (struct econn *ec, struct ereq *rq);
-
-/** True once the engine stops (econn_set_stopping): QoS waits end
- * early and a reader stops waiting for a client that reads nothing.
- * Any thread. */
-bool econn_stopping (void);
-
-/** The engine stops (conns.c's stop_all, under its registry lock).
- * Any thread. */
-void econn_set_stopping (void);
+static inline void
+econn_retire (struct econn *ec, struct ereq *rq)
+{
+  ec->inflight--;
+  ec->inflight_bytes -= rq->mem;
+}
 
 #endif

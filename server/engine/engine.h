@@ -22,8 +22,8 @@
  *   reader.c   what a connection's reader thread runs (reader.h)
  *   reply.c    what librbd's callback runs: completions, replies
  *              (reply.h)
- *   econn.h    the connection struct both share, and econn.c the small
- *              helpers both use
+ *   econn.h    the connection struct both share, and the small helpers
+ *              both use (inline)
  *   host.c     the core's host services (rbdx/log.h, host.h)
  * This header declares nothing: it is the engine's overview.
  */

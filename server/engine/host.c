@@ -12,8 +12,8 @@
 
 #include "rbdx/log.h"
 
-#include "econn.h"
 #include "host.h"
+#include "reader.h"
 
 static bool verbose;
 

@@ -35,6 +35,21 @@
 #define WAIT_SLICE_MS 100
 #define STOP_GRACE_MS 5000
 
+/* Set once, when the engine stops (conns.c); read by every reader. */
+static atomic_bool stopping;
+
+bool
+econn_stopping (void)
+{
+  return atomic_load (&stopping);
+}
+
+void
+econn_set_stopping (void)
+{
+  atomic_store (&stopping, true);
+}
+
 /* Flushes owed for FUA (aio_done), submitted from the reader thread. */
 static void
 run_deferred (struct econn *ec)

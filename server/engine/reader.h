@@ -5,6 +5,8 @@
 #ifndef RBDX_SERVER_ENGINE_READER_H
 #define RBDX_SERVER_ENGINE_READER_H
 
+#include <stdbool.h>
+
 /** The thread function of a connection: @p arg is its struct econn
  * (econn.h, its fd, efd, lock and conn set).  It reads, parses and
  * submits requests until the client disconnects, the socket fails or
@@ -13,5 +15,14 @@
  * ec->finished; the struct itself is conns.c's to free.
  * @return NULL. */
 void *econn_reader (void *arg);
+
+/** True once the engine stops (econn_set_stopping): QoS delays end
+ * early and a reader stops waiting for a client that reads nothing.
+ * Any thread. */
+bool econn_stopping (void);
+
+/** The engine stops (conns.c's stop_all, under its registry lock).
+ * Any thread. */
+void econn_set_stopping (void);
 
 #endif
