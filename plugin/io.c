@@ -42,12 +42,19 @@ done (struct rbdx_conn *conn, enum rbdx_op op, uint64_t bytes, uint64_t t0,
  * snapshot) could not carry out: logged at error level, rate-limited
  * (errors.h), and answered with the NBD error of errors.c's table. */
 static int
-cluster_failed (struct rbdx_ctx *ctx, const char *op, uint32_t count, uint64_t offset,
-      int neg)
+failed_as (struct rbdx_ctx *ctx, const char *what, uint32_t count,
+           uint64_t offset, int neg)
 {
-  rbdx_log_request_error (ctx->name, op, offset, count, neg);
+  rbdx_log_request_error (ctx->name, what, offset, count, neg);
   set_error (rbdx_nbd_error (neg));
   return -1;
+}
+
+static int
+cluster_failed (struct rbdx_ctx *ctx, enum rbdx_op op, uint32_t count,
+                uint64_t offset, int neg)
+{
+  return failed_as (ctx, rbdx_op_name (op, 0), count, offset, neg);
 }
 
 /* The checks of request.h: false to go on, else the NBD error is set. */
@@ -82,7 +89,7 @@ fua_flush (struct rbdx_ctx *ctx, uint32_t flags)
   if (!(flags & NBDKIT_FLAG_FUA) || !ctx->cache_on)
     return 0;
   r = rbdx_ctx_flush (ctx);
-  return r < 0 ? cluster_failed (ctx, "flush for FUA", 0, 0, r) : 0;
+  return r < 0 ? failed_as (ctx, "flush for FUA", 0, 0, r) : 0;
 }
 
 static int
@@ -97,7 +104,8 @@ do_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
   if (rbdx_qos_wait (conn->qos, false, count, &conn->metrics.qos_wait_ns) < 0)
     return qos_stopped ();
   r = rbdx_ctx_read (conn->rctx, buf, count, offset);
-  return r < 0 ? cluster_failed (conn->rctx, "read", count, offset, r) : 0;
+  return r < 0 ? cluster_failed (conn->rctx, RBDX_OP_READ, count, offset, r)
+               : 0;
 }
 
 static int
@@ -113,7 +121,7 @@ do_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
     return qos_stopped ();
   r = rbdx_ctx_write (conn->wctx, buf, count, offset, flags & NBDKIT_FLAG_FUA);
   if (r < 0)
-    return cluster_failed (conn->wctx, "write", count, offset, r);
+    return cluster_failed (conn->wctx, RBDX_OP_WRITE, count, offset, r);
   return fua_flush (conn->wctx, flags);
 }
 
@@ -123,7 +131,7 @@ do_flush (void *handle, uint32_t flags)
   struct rbdx_conn *conn = handle;
   int r = rbdx_ctx_flush (conn->wctx);
 
-  return r < 0 ? cluster_failed (conn->wctx, "flush", 0, 0, r) : 0;
+  return r < 0 ? cluster_failed (conn->wctx, RBDX_OP_FLUSH, 0, 0, r) : 0;
 }
 
 static int
@@ -138,7 +146,7 @@ do_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
     return qos_stopped ();
   r = rbdx_ctx_discard (conn->wctx, count, offset);
   if (r < 0)
-    return cluster_failed (conn->wctx, "trim", count, offset, r);
+    return cluster_failed (conn->wctx, RBDX_OP_TRIM, count, offset, r);
   return fua_flush (conn->wctx, flags);
 }
 
@@ -155,7 +163,7 @@ do_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
     return qos_stopped ();
   r = rbdx_ctx_zero (conn->wctx, count, offset, may_hole);
   if (r < 0)
-    return cluster_failed (conn->wctx, "write zeroes", count, offset, r);
+    return cluster_failed (conn->wctx, RBDX_OP_ZERO, count, offset, r);
   return fua_flush (conn->wctx, flags);
 }
 
@@ -176,7 +184,8 @@ do_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
   if (refused (conn->rctx, RBDX_OP_BLOCK_STATUS, count, offset, flags))
     return -1;
   r = rbdx_ctx_extents (conn->rctx, count, offset, add_extent, extents);
-  return r < 0 ? cluster_failed (conn->rctx, "block status", count, offset, r) : 0;
+  return r < 0 ? cluster_failed (conn->rctx, RBDX_OP_BLOCK_STATUS, count,
+                                offset, r) : 0;
 }
 
 int

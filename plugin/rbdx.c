@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx: nbdkit plugin serving Ceph RBD images over NBD.
+/* rbdx plugin: the nbdkit front end serving Ceph RBD images over NBD.
  *
  * This file holds the nbdkit callbacks of the server's and a
- * connection's lifecycle; the data path is io.c, and the work is in
- * options.c (parameters), exports.c (export names), cluster.c (rados_t),
- * conn.c (a connection), ctx.c (a librbd context), writer.c (the shared
- * writer), qos.c (QoS), metrics.c (metrics), reactor.c (completion
- * reaping) and errors.c (NBD errors and logs).
+ * connection's lifecycle; the data path is io.c, export names are
+ * exports.c, and the work is the serving core's (server/core/, see
+ * include/rbdx/core.h): what an export is and the checks before serving
+ * (export.h), parameters (options.h), a connection (conn.h), a librbd
+ * context (ctx.h), QoS, metrics and NBD errors.
  *
  * Every connection is bound at .open to one image identity (pool id,
  * namespace, image id, snapshot id; rbdx/identity.h): its own context
@@ -37,22 +37,21 @@
 #include "rbdx/conn.h"
 #include "rbdx/ctx.h"
 #include "rbdx/errors.h"
+#include "rbdx/export.h"
 #include "rbdx/metrics.h"
-#include "exports.h"
-#include "io.h"
 #include "rbdx/options.h"
 #include "rbdx/request.h"
 #include "rbdx/writer.h"
+#include "exports.h"
+#include "io.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 
+/* identity= (opts.identity) pins the default export to exactly that
+ * image: the rbdx mapper pins the image it mapped, so a restarted server
+ * never serves another image that took the name meanwhile. */
 static struct rbdx_options opts;
 static char canon[RBDX_EXPORT_MAX];   /* default export, "" in pool mode */
-/* identity=: the default export is exactly this image (the rbdx mapper
- * pins the image it mapped, so a restarted server never serves another
- * image that took the name meanwhile). */
-static struct rbdx_ident pin;
-static bool pinned;
 
 static void
 rbdx_unload (void)
@@ -97,16 +96,6 @@ rbdx_config (const char *key, const char *value)
   char err[512], *abs = NULL;
   int r;
 
-  if (strcmp (key, "identity") == 0) {
-    if (pinned || rbdx_ident_parse (value, &pin) < 0) {
-      nbdkit_error ("rbdx: identity='%s': %s", value, pinned ? "given twice"
-                    : "expected POOLID/[NAMESPACE/]IMAGEID[@SNAPID], as the "
-                    "export description shows it");
-      return -1;
-    }
-    pinned = true;
-    return 0;
-  }
   if (rbdx_options_wants_absolute (key, value)) {
     abs = nbdkit_absolute_path (value);
     if (!abs)
@@ -123,54 +112,20 @@ rbdx_config (const char *key, const char *value)
   return r < 0 ? -1 : 0;
 }
 
+/* The checks of rbdx/export.h, starting no thread (nbdkit forks
+ * later). */
 static int
 rbdx_config_complete (void)
 {
   char err[512];
-  rados_t c;
-  int r;
 
-  r = rbdx_options_complete (&opts, err, sizeof err);
-  if (r < 0) {
-    nbdkit_error ("rbdx: %s", r == -ENOMEM ? "out of memory" : err);
+  if (rbdx_export_configure (&opts, err, sizeof err) < 0) {
+    nbdkit_error ("rbdx: %s", err);
     return -1;
   }
   if (opts.spec.image)
     rbdx_spec_format (&opts.spec, canon, sizeof canon);
-  rbdx_request_setup (opts.encryption);
-  if (pinned && (opts.pool || !opts.spec.image ||
-                 !opts.spec.snap != (pin.snap_id == RBDX_NOSNAP))) {
-    nbdkit_error ("rbdx: identity= pins the image given as image= (a "
-                  "snapshot identity for a snapshot spec), without pool=");
-    return -1;
-  }
-  /* Creating and configuring a handle starts no thread, so the conf
-   * file and every ceph.* option can be checked before the fork. */
-  if (rbdx_cluster_configure (&opts, &c, err, sizeof err) < 0) {
-    nbdkit_error ("rbdx: %s", err);
-    return -1;
-  }
-  rados_shutdown (c);
   return 0;
-}
-
-/* Pool mode without a default image: prove the pool (and namespace)
- * reachable. */
-static int
-probe_pool (char *err, size_t errlen)
-{
-  rados_ioctx_t io;
-  rados_t c;
-  int r;
-
-  r = rbdx_cluster_connect (&opts, &c, err, errlen);
-  if (r < 0)
-    return r;
-  r = rbdx_cluster_open_pool (c, opts.pool, opts.pool_ns, &io, err, errlen);
-  if (r == 0)
-    rados_ioctx_destroy (io);
-  rados_shutdown (c);
-  return r;
 }
 
 /* nbdkit forks right after this: everything connected here is shut
@@ -187,19 +142,11 @@ rbdx_get_ready (void)
                   opts.metrics_file, strerror (-r));
     return -1;
   }
-  if (!opts.spec.image) {
-    if (probe_pool (err, sizeof err) < 0)
-      goto fail;
-    return 0;
+  if (rbdx_export_probe (&opts, err, sizeof err) < 0) {
+    nbdkit_error ("rbdx: %s", err);
+    return -1;
   }
-  if (rbdx_conn_probe (&opts, &opts.spec, pinned ? &pin : NULL, err,
-                       sizeof err) < 0)
-    goto fail;
   return 0;
-
-fail:
-  nbdkit_error ("rbdx: %s", err);
-  return -1;
 }
 
 static int
@@ -224,8 +171,8 @@ rbdx_open (int readonly)
   if (rbdx_export_resolve (&opts, canon, nbdkit_export_name (), &spec) < 0)
     return NULL;
   /* Single-image mode resolves every name to the default image. */
-  if (rbdx_conn_open (&opts, &spec, pinned ? &pin : NULL, readonly, &conn,
-                      err, sizeof err) < 0)
+  if (rbdx_conn_open (&opts, &spec, rbdx_options_pin (&opts), readonly,
+                      &conn, err, sizeof err) < 0)
     nbdkit_error ("rbdx: %s", err);
   rbdx_spec_free (&spec);
   return conn;
@@ -243,13 +190,7 @@ rbdx_close (void *handle)
 static int64_t
 rbdx_get_size (void *handle)
 {
-  struct rbdx_conn *conn = handle;
-
-  /* advertise_size=max: each request is still bounded by the image's
-   * current size (cur_size, kept by the update watch). */
-  if (opts.advertise_size == RBDX_ADVERTISE_MAX && conn->ctx->follows_size)
-    return RBDX_ADVERTISE_MAX_BYTES;
-  return (int64_t) conn->ctx->size;
+  return (int64_t) rbdx_export_size (&opts, handle);
 }
 
 static const char *
@@ -280,58 +221,63 @@ rbdx_is_rotational (void *handle)
   return 0;
 }
 
+/* What the export can do is the core's (rbdx_export_caps); nbdkit
+ * asks each question once per connection. */
+static struct rbdx_export_caps
+caps_of (void *handle)
+{
+  struct rbdx_export_caps c;
+
+  rbdx_export_caps (handle, &c);
+  return c;
+}
+
 static int
 rbdx_can_write (void *handle)
 {
-  struct rbdx_conn *conn = handle;
-  return !conn->ctx->readonly;
+  return caps_of (handle).write;
 }
 
-/* Decided in rbdx_open. */
 static int
 rbdx_can_multi_conn (void *handle)
 {
-  struct rbdx_conn *conn = handle;
-  return conn->multi_conn;
+  return caps_of (handle).multi_conn;
 }
 
 static int
 rbdx_can_flush (void *handle)
 {
-  return 1;
+  return caps_of (handle).flush;
 }
 
 static int
 rbdx_can_fua (void *handle)
 {
-  return NBDKIT_FUA_NATIVE;
+  return caps_of (handle).fua ? NBDKIT_FUA_NATIVE : NBDKIT_FUA_NONE;
 }
 
 static int
 rbdx_can_trim (void *handle)
 {
-  return 1;
+  return caps_of (handle).trim;
 }
 
 static int
 rbdx_can_zero (void *handle)
 {
-  return 1;
+  return caps_of (handle).zero;
 }
 
-/* rbd_aio_write_zeroes without THICK_PROVISION removes or truncates
- * objects and zeroes partial ones on the OSD (no data sent), so it is
- * faster than writing zeros; with NO_HOLE it writes zeros and is not. */
 static int
 rbdx_can_fast_zero (void *handle)
 {
-  return 1;
+  return caps_of (handle).fast_zero;
 }
 
 static int
 rbdx_can_extents (void *handle)
 {
-  return 1;
+  return caps_of (handle).extents;
 }
 
 /* rbd_cache is off, so there is no cache for NBD_CMD_CACHE to fill:

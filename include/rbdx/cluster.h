@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: creating librados cluster handles from the options.
+/* rbdx core: creating librados cluster handles from the options.
  *
  * librados facts relied on (checked on Ceph 16.2.15, see server/core/DESIGN.md):
  * rados_create2 and rados_conf_* start no threads; rados_connect starts

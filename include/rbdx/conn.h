@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: one NBD connection: its own librbd context (reads, block
+/* rbdx core: one NBD connection: its own librbd context (reads, block
  * status), the context its writes go through (its own, or the shared
  * writer of its image: writer.h), and whether multi-conn holds.
  *
@@ -33,8 +33,8 @@ struct rbdx_conn {
   struct rbdx_writer *writer;  /**< shared writer, or NULL. */
   struct rbdx_qos *qos;        /**< the image's QoS limits (qos.h). */
   bool multi_conn;             /**< what .can_multi_conn answers. */
-  uint64_t serial;             /**< 1, 2, ... in the order opened. */
-  struct rbdx_metrics metrics; /**< this connection's counters. */
+  struct rbdx_metrics metrics; /**< this connection's counters, attached
+                                    while it is open (metrics.h). */
 };
 
 /** Open a connection to @p spec (exactly @p ident when not NULL, see
@@ -66,15 +66,6 @@ int rbdx_conn_probe (const struct rbdx_options *o,
 /** Close @p conn: nothing may be in flight on it (nbdkit calls .close
  * once every request of the connection has returned).  Thread-safe. */
 void rbdx_conn_close (struct rbdx_conn *conn);
-
-/** Call @p first (if not NULL), then @p fn for every open connection,
- * all under the list's lock (which the request path never takes, and
- * under which a closing connection retires its metrics: metrics.h), so
- * the caller sees each connection's counters exactly once, open or
- * retired.  Neither may open or close a connection.  Thread-safe. */
-void rbdx_conn_foreach (void (*first) (void *),
-                        void (*fn) (const struct rbdx_conn *, void *),
-                        void *arg);
 
 /** Close every connection still open, then the writers nobody uses.
  * Only from .cleanup, after nbdkit ended every connection thread. */

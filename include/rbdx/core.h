@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx core: serving one RBD image to NBD clients, whoever speaks NBD.
  *
- * The core library (librbdx-core.a, built from plugin/) holds everything
- * that is about the image and not about the NBD front end; it is linked
- * into the nbdkit plugin (plugin/rbdx.c, io.c, exports.c) and into the
- * mapper's built-in engine (server/engine*.c).  Each host provides the
- * three services of rbdx/log.h.
+ * The core library (librbdx-core.a, built from server/core/, its
+ * headers here in include/rbdx/) holds everything that is about the
+ * image and not about the NBD front end; it is linked into the nbdkit
+ * plugin (plugin/rbdx.c, io.c, exports.c) and into the mapper's built-in
+ * engine (server/engine/).  Each host provides the three services of
+ * rbdx/log.h.  Nothing here includes a front end's header.
  *
  *   options.h   the key=value parameters, parsed and validated (pure)
  *   cluster.h   one rados_t from those parameters
@@ -16,8 +17,11 @@
  *   conn.h      one NBD connection: its context, the writer its writes go
  *               through (writer.h), multi-conn, QoS and metrics;
  *               rbdx_conn_probe proves an image servable before serving
+ *   export.h    what an export is, for both front ends: the checks
+ *               before serving, its size, what it can do
+ *   op.h        the operations of a request and their names
  *   request.h   the checks every request passes (block size constraints,
- *               the crypto sector, the image's current end)
+ *               the crypto sector, the image's current end), once
  *   errors.h    librbd errno -> NBD error, rate-limited error logs
  *   qos.h       the image's QoS limits over all its connections
  *   metrics.h   request counters and the metrics file
@@ -26,19 +30,12 @@
  *
  * Thread-safety and ownership are stated in each header.  A host that
  * forks must do so before the first rados_connect (cluster.h).
+ *
+ * This header is the map only: it includes and declares nothing, so
+ * that include/ never points into the core's own files; a front end
+ * includes the headers above that it uses.
  */
 #ifndef RBDX_CORE_H
 #define RBDX_CORE_H
-
-#include "rbdx/identity.h"
-#include "rbdx/log.h"
-
-#include "rbdx/conn.h"
-#include "rbdx/ctx.h"
-#include "rbdx/errors.h"
-#include "rbdx/metrics.h"
-#include "rbdx/options.h"
-#include "rbdx/qos.h"
-#include "rbdx/request.h"
 
 #endif /* RBDX_CORE_H */

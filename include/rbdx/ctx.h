@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: one NBD connection's librbd context.
+/* rbdx core: one NBD connection's librbd context.
  *
  * Each context owns its own rados_t, ioctx and image handle, so
  * connections share no librbd lock, messenger or dispatch thread (the
@@ -49,6 +49,8 @@
 #include "rbdx/options.h"
 #include "rbdx/reactor.h"
 #include "rbdx/identity.h"
+#include "rbdx/op.h"
+#include "rbdx/sizefile.h"
 
 /** Open-time choices. */
 enum rbdx_ctx_flags {
@@ -96,9 +98,8 @@ struct rbdx_ctx {
                                   cache (rbd_persistent_cache_mode). */
   bool encrypted;            /**< LUKS loaded (encryption_format=). */
   char *name;                /**< canonical "pool/[ns/]image[@snap]", owned. */
-  const char *size_file;     /**< size_file= or NULL; not owned. */
-  bool size_listed;          /**< in the size_file registry (sizefile.c). */
-  struct rbdx_ctx *size_next;
+  struct rbdx_size_entry size_entry;  /**< in size_file='s registry
+                                          (sizefile.h) while it watches. */
 };
 
 /** Connect, open the image and set up completion reaping.
@@ -149,50 +150,24 @@ int rbdx_ctx_check_access (struct rbdx_ctx *ctx, const struct rbdx_options *o,
  * Thread-safe. */
 bool rbdx_ctx_inside (struct rbdx_ctx *ctx, uint64_t count, uint64_t offset);
 
-/** The configuration librbd applies to @p image, with its precedence
- * (image metadata over pool metadata over the client's): a heap array
- * of @p *n options, released with rbdx_image_config_free.
- * @return 0, -ENOMEM, or the negative errno of rbd_config_image_list.
- * Thread-safe. */
-int rbdx_image_config (rbd_image_t image, rbd_config_option_t **opts,
-                       int *n);
-
-/** Release what rbdx_image_config returned. */
-void rbdx_image_config_free (rbd_config_option_t *opts, int n);
-
-/** Whether @p image has a per-handle cache in effect: rbd_cache (parsed
- * as Ceph parses booleans; unreadable counts as on) or a persistent
- * write-back cache (rbd_persistent_cache_mode other than disabled); the
- * debug log names the setting, @p name the image.  imageconf.c.
- * @return 0 with *on set, or the negative errno of rbdx_image_config. */
-int rbdx_effective_cache (rbd_image_t image, const char *name, bool *on);
-
-/** Load encryption_format= on @p ctx's image with the passphrase of
- * @p o (rbd_encryption_load), setting ctx->encrypted; no-op without
- * encryption_format=.  imageconf.c.
- * @return 0; -EPERM (wrong passphrase), -EINVAL (no such LUKS header) or
- *         another negative errno, with a message naming the image. */
-int rbdx_load_encryption (struct rbdx_ctx *ctx, const struct rbdx_options *o,
-                          char *err, size_t errlen);
-
 /** Close the image, then the ioctx and cluster handle, then the eventfd
  * (librbd never closes it).  No request may be in flight.  NULL is a
  * no-op. */
 void rbdx_ctx_close (struct rbdx_ctx *ctx);
 
-/** Read @p count bytes at @p offset into @p buf.
+/** Read @p count bytes at @p offset into @p buf.  The requests of a
+ * context do not check the image's end: the caller does, once per
+ * request, with rbdx_request_check (request.h), before librbd would
+ * silently clip a request that crosses it.
  * @return 0; a negative errno from librbd; -ESHUTDOWN once fenced;
- *         -ESTALE once the snapshot served was removed; -EINVAL past the
- *         current end (the image shrank after the client negotiated its
- *         size); -EIO when librbd returns fewer bytes than asked: never a
- *         short or zero-filled read. */
+ *         -ESTALE once the snapshot served was removed; -EIO when librbd
+ *         returns fewer bytes than asked (the image shrank meanwhile):
+ *         never a short or zero-filled read. */
 int rbdx_ctx_read (struct rbdx_ctx *ctx, void *buf, uint32_t count,
                    uint64_t offset);
 
 /** Write; @p fua passes LIBRADOS_OP_FLAG_FADVISE_FUA (rbd_aio_write2).
- * Write and zero return -ENOSPC, discard -EINVAL, past the current end (librbd
- * would silently clip a request that crosses it) and mark the context
- * dirty for rbdx_ctx_flush.
+ * Write, discard and zero mark the context dirty for rbdx_ctx_flush.
  * @return 0, a negative errno from librbd, or -ESHUTDOWN once fenced. */
 int rbdx_ctx_write (struct rbdx_ctx *ctx, const void *buf, uint32_t count,
                     uint64_t offset, bool fua);
@@ -217,15 +192,9 @@ int rbdx_ctx_discard (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset);
 int rbdx_ctx_zero (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
                    bool may_hole);
 
-/** What rbdx_ctx_aio carries out. */
-enum rbdx_aio_op {
-  RBDX_AIO_READ, RBDX_AIO_WRITE, RBDX_AIO_FLUSH, RBDX_AIO_DISCARD,
-  RBDX_AIO_ZERO,
-};
-
 /** One asynchronous request, owned by the caller until @c done runs. */
 struct rbdx_aio {
-  enum rbdx_aio_op op;
+  enum rbdx_op op;           /**< read, write, trim, zero or flush. */
   void *buf;                 /**< read: filled; write: sent; else NULL. */
   uint32_t count;            /**< bytes. */
   uint64_t offset;           /**< bytes. */

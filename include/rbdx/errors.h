@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: what a failed request tells the client and the operator.
+/* rbdx core: what a failed request tells the client and the operator.
  *
  * One table maps librbd's negative errno to the errno nbdkit turns into
  * an NBD error (nbdkit 1.32 server/protocol.c maps EPERM, EIO, ENOMEM,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: turning librbd's diff callbacks into NBD extents.
+/* rbdx core: turning librbd's diff callbacks into NBD extents.
  *
  * rbd_diff_iterate2(whole_object=1) reports whole objects, which may
  * start before the requested offset and end after its end, and says

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx: the identity of an RBD image (or snapshot) as opposed to its name.
+/* rbdx core: the identity of an RBD image (or snapshot) as opposed to its name.
  *
  * A name is not an identity: `rbd rename`, `rbd trash mv` and a new
  * `rbd create` of an old name are ordinary operator actions, and an open

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: parsing and validating the nbdkit key=value parameters.
+/* rbdx core: parsing and validating the nbdkit key=value parameters.
  *
  * Pure logic (no librados, no nbdkit calls) so it can be unit tested.
  * The checks that need Ceph itself (does the option name exist, does
@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rbdx/identity.h"
 #include "rbdx/spec.h"
 
 /** completion=: what waits on the image's eventfd for completions (see
@@ -117,7 +118,18 @@ struct rbdx_options {
   size_t passphrase_len;      /**< bytes. */
   char *metrics_file;         /**< metrics_file= : Prometheus text file. */
   unsigned metrics_interval;  /**< metrics_interval= seconds, 0: default 5. */
+  struct rbdx_ident identity; /**< identity= : image= is exactly this image
+                                   (rbdx_ident_parse's form). */
+  bool identity_set;
 };
+
+/** The image identity an export of @p o is pinned to (identity=), or
+ * NULL: what rbdx_conn_open and rbdx_conn_probe take. */
+static inline const struct rbdx_ident *
+rbdx_options_pin (const struct rbdx_options *o)
+{
+  return o->identity_set ? &o->identity : NULL;
+}
 
 /** Apply one parameter.
  *
@@ -126,7 +138,8 @@ struct rbdx_options {
  * (auto|shared|per-connection), size_file, advertise_size (image|max),
  * exclusive (true/false, yes/no, on/off, 1/0), qos.NAME_limit,
  * qos.NAME_burst, qos.NAME_burst_seconds (NAME in rbdx_qos_names; whole
- * numbers), encryption_format (luks1|luks2), encryption_passphrase_file
+ * numbers), encryption_format (luks1|luks2), encryption_passphrase_file,
+ * identity (POOLID/[NAMESPACE/]IMAGEID[@SNAPID], rbdx_ident_parse)
  * and ceph.NAME (repeatable; a later value for the same NAME
  * replaces the earlier one).  Every other key, an empty value, or a
  * repeated non-repeatable key is an error.
@@ -147,8 +160,9 @@ int rbdx_options_set (struct rbdx_options *o, const char *key,
  * writable, advertise_size=max only with size_file=, encryption_format=
  * and encryption_passphrase_file= together (the passphrase file is read
  * here: at most 64 KiB; like `rbd encryption format`, a final newline is
- * not part of the passphrase), and an image without a pool component
- * still fits RBDX_SPEC_MAX with pool= added.
+ * not part of the passphrase), identity= only with image= and without
+ * pool= (a snapshot identity exactly for a snapshot spec), and an image
+ * without a pool component still fits RBDX_SPEC_MAX with pool= added.
  * @return 0, -EINVAL with a message in @p err, or -ENOMEM ("out of
  *         memory" in @p err). */
 int rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: QoS limits for an image as a whole, whatever the number of
+/* rbdx core: QoS limits for an image as a whole, whatever the number of
  * connections.
  *
  * librbd enforces rbd_qos_* per image handle, so N connections (each with

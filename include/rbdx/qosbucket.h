@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx: token buckets for QoS limits shared by every connection of an
+/* rbdx core: token buckets for QoS limits shared by every connection of an
  * image.  Pure logic over a caller-given clock (nanoseconds), unit tested
  * in tests/unit/test-qosbucket.c; server/core/qos.c adds the lock, the clock
  * and the sleeping.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: reaping librbd completions for one image handle.
+/* rbdx core: reaping librbd completions for one image handle.
  *
  * librbd facts relied on (checked on Ceph 16.2.15; server/core/DESIGN.md,
  * "Completions: eventfd, io_uring and poll(2)"):

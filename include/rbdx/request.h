@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx core: the checks every NBD request passes before it reaches
  * librbd, shared by the nbdkit plugin's data path (io.c) and the
- * mapper's built-in engine (server/engine/conn.c), so both answer a
+ * mapper's built-in engine (server/engine/reader.c), so both answer a
  * request the same way.
  *
  * NBD doc/proto.md: "Block size constraints" (a request over the
@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "rbdx/ctx.h"
-#include "rbdx/metrics.h"
+#include "rbdx/op.h"
 #include "rbdx/options.h"
 
 /* Block size constraints.  librbd takes byte-granular requests and does
@@ -37,7 +37,8 @@ uint32_t rbdx_request_min_block (void);
 
 /** Check a request of @p op over [offset, offset+count) on @p ctx (the
  * context it will go to), as the image is now (ctx->cur_size).  Writes
- * a debug line naming the fault.
+ * a debug line naming the fault.  The one check of the image's end per
+ * request: the context's requests (ctx.h) make none.
  * @param fast_zero  a WRITE_ZEROES with NBD_CMD_FLAG_FAST_ZERO.
  * @param may_hole   a WRITE_ZEROES without NBD_CMD_FLAG_NO_HOLE.
  * @return 0; EINVAL (over the maximum block size, not aligned to the

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: size_file=, the image size every context agrees on.
+/* rbdx core: size_file=, the image size every context agrees on.
  *
  * The rbdx mapper serves with advertise_size=max and gives the kernel
  * the size it reads from this file.  The file holds the smallest
@@ -21,19 +21,38 @@
 #ifndef RBDX_SIZEFILE_H
 #define RBDX_SIZEFILE_H
 
-#include "rbdx/ctx.h"
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 
-/** Register @p ctx (a head context with size_file set) and publish.
- * No-op when ctx->size_file is NULL or ctx is of another image than the
- * registered ones.  Thread-safe. */
-void rbdx_size_register (struct rbdx_ctx *ctx);
+#include "rbdx/identity.h"
 
-/** @p ctx's cur_size changed: publish again if it is registered.
+/** One context's place in the registry, embedded in the context
+ * (ctx.h); zero-initialised, then owned by these functions. */
+struct rbdx_size_entry {
+  struct rbdx_size_entry *next;
+  const char *path;               /**< size_file=; not owned. */
+  struct rbdx_ident ident;        /**< the image of the context. */
+  const char *name;               /**< its name, for messages; borrowed. */
+  const _Atomic uint64_t *cur_size;  /**< its current size, bytes. */
+  bool listed;                    /**< in the registry now. */
+};
+
+/** Register @p e for a head context of image @p ident (named @p name)
+ * whose current size is @p cur_size, for size_file @p path, and
+ * publish.  No-op when @p path is NULL or the image is another than the
+ * registered ones' (said in a debug line).  @p name and @p cur_size
+ * must live until rbdx_size_unregister.  Thread-safe. */
+void rbdx_size_register (struct rbdx_size_entry *e, const char *path,
+                         const struct rbdx_ident *ident, const char *name,
+                         const _Atomic uint64_t *cur_size);
+
+/** The size behind @p e changed: publish again if it is registered.
  * Thread-safe (called from librbd's update-watch thread). */
-void rbdx_size_changed (struct rbdx_ctx *ctx);
+void rbdx_size_changed (struct rbdx_size_entry *e);
 
-/** Remove @p ctx if registered and publish what the rest agree on.
+/** Remove @p e if registered and publish what the rest agree on.
  * Thread-safe. */
-void rbdx_size_unregister (struct rbdx_ctx *ctx);
+void rbdx_size_unregister (struct rbdx_size_entry *e);
 
 #endif /* RBDX_SIZEFILE_H */

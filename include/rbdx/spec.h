@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx: image specs of the form [pool/[namespace/]]image[@snapshot].
+/* rbdx core: image specs of the form [pool/[namespace/]]image[@snapshot].
  *
  * The grammar is the one the `rbd` CLI accepts for its image-spec and
  * snap-spec arguments (see rbd(8), "IMAGE, SNAP, GROUP AND JOURNAL

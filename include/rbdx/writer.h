@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: the shared, lock-owning writer of an image.
+/* rbdx core: the shared, lock-owning writer of an image.
  *
  * With the exclusive-lock feature (a Pacific default, needed by
  * object-map and fast-diff) two librbd handles writing one image pass

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: does the cephx id have the capabilities the image's data
+/* rbdx core: does the cephx id have the capabilities the image's data
  * needs?  (rbdx_ctx_check_access in ctx.h.)
  *
  * An image created with `rbd create --data-pool D` keeps its header in

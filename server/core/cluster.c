@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: cluster handles (see cluster.h). */
+/* rbdx core: cluster handles (see cluster.h). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>

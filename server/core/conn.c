@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: one NBD connection (see conn.h). */
+/* rbdx core: one NBD connection (see conn.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -13,13 +13,12 @@
 
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rbdx_conn *conns;
-static uint64_t next_serial;       /* conns_lock */
 
 static void
 link_conn (struct rbdx_conn *conn)
 {
+  rbdx_metrics_attach (&conn->metrics, &conn->ctx->ident, conn->ctx->name);
   pthread_mutex_lock (&conns_lock);
-  conn->serial = ++next_serial;
   conn->prev = NULL;
   conn->next = conns;
   if (conns)
@@ -31,8 +30,8 @@ link_conn (struct rbdx_conn *conn)
 void
 rbdx_conn_close (struct rbdx_conn *conn)
 {
+  rbdx_metrics_detach (&conn->metrics);  /* counted once: open, or closed */
   pthread_mutex_lock (&conns_lock);
-  rbdx_metrics_retire (conn);      /* counted once: open, or retired */
   if (conn->prev)
     conn->prev->next = conn->next;
   else if (conns == conn)
@@ -44,18 +43,6 @@ rbdx_conn_close (struct rbdx_conn *conn)
   rbdx_ctx_close (conn->ctx);      /* no update callback after this */
   rbdx_qos_put (conn->qos);
   free (conn);
-}
-
-void
-rbdx_conn_foreach (void (*first) (void *),
-                   void (*fn) (const struct rbdx_conn *, void *), void *arg)
-{
-  pthread_mutex_lock (&conns_lock);
-  if (first)
-    first (arg);
-  for (struct rbdx_conn *c = conns; c; c = c->next)
-    fn (c, arg);
-  pthread_mutex_unlock (&conns_lock);
 }
 
 void

@@ -15,32 +15,26 @@
  *         acknowledged write is already on the OSDs); or the request's
  *         negative result. */
 static int
-prepare (struct rbdx_ctx *ctx, enum rbdx_aio_op op, uint64_t count,
+prepare (struct rbdx_ctx *ctx, enum rbdx_op op, uint64_t count,
          uint64_t offset)
 {
+  /* The image's end was checked once, by the front end's
+   * rbdx_request_check (request.h), as NBD wants it answered. */
   switch (op) {
-  case RBDX_AIO_READ:
+  case RBDX_OP_READ:
     if (atomic_load (&ctx->gone))
       return -ESTALE;
-    if (!rbdx_ctx_inside (ctx, count, offset))
-      return -EINVAL;
     break;
-  case RBDX_AIO_DISCARD:
-    /* NBD: a trim past the end is EINVAL (a write's is ENOSPC). */
-    if (!rbdx_ctx_inside (ctx, count, offset))
-      return -EINVAL;
+  case RBDX_OP_TRIM:
+  case RBDX_OP_WRITE:
+  case RBDX_OP_ZERO:
     atomic_store (&ctx->dirty, true);
     break;
-  case RBDX_AIO_WRITE:
-  case RBDX_AIO_ZERO:
-    /* librbd would silently clip a request that crosses the end. */
-    if (!rbdx_ctx_inside (ctx, count, offset))
-      return -ENOSPC;
-    atomic_store (&ctx->dirty, true);
-    break;
-  case RBDX_AIO_FLUSH:
+  case RBDX_OP_FLUSH:
     if (!atomic_exchange (&ctx->dirty, false) && !ctx->cache_on)
       return 1;
+    break;
+  default:
     break;
   }
   /* Ceph fails every request of a blocklisted rados_t with
@@ -55,16 +49,16 @@ prepare (struct rbdx_ctx *ctx, enum rbdx_aio_op op, uint64_t count,
 /* The request's result from librbd's @p r (bytes for a read, or a
  * negative errno).  A short read is -EIO, never a partial buffer. */
 static int
-finish (struct rbdx_ctx *ctx, enum rbdx_aio_op op, uint64_t count, ssize_t r)
+finish (struct rbdx_ctx *ctx, enum rbdx_op op, uint64_t count, ssize_t r)
 {
   if (r == -ESHUTDOWN)
     rbdx_ctx_mark_fenced (ctx);
   if (r < 0) {
-    if (op == RBDX_AIO_FLUSH)
+    if (op == RBDX_OP_FLUSH)
       atomic_store (&ctx->dirty, true);     /* still owed */
     return (int) r;
   }
-  if (op == RBDX_AIO_READ && (uint64_t) r != count)
+  if (op == RBDX_OP_READ && (uint64_t) r != count)
     return -EIO;
   return 0;
 }
@@ -75,23 +69,24 @@ static int
 queue (struct rbdx_ctx *ctx, const struct rbdx_aio *a, rbd_completion_t c)
 {
   switch (a->op) {
-  case RBDX_AIO_READ:
+  case RBDX_OP_READ:
     return rbd_aio_read (ctx->image, a->offset, a->count, a->buf, c);
-  case RBDX_AIO_WRITE:
+  case RBDX_OP_WRITE:
     if (a->fua)
       return rbd_aio_write2 (ctx->image, a->offset, a->count, a->buf, c,
                              LIBRADOS_OP_FLAG_FADVISE_FUA);
     return rbd_aio_write (ctx->image, a->offset, a->count, a->buf, c);
-  case RBDX_AIO_FLUSH:
+  case RBDX_OP_FLUSH:
     return rbd_aio_flush (ctx->image, c);
-  case RBDX_AIO_DISCARD:
+  case RBDX_OP_TRIM:
     return rbd_aio_discard (ctx->image, a->offset, a->count, c);
-  case RBDX_AIO_ZERO:
+  case RBDX_OP_ZERO:
     return rbd_aio_write_zeroes (ctx->image, a->offset, a->count, c,
                                  a->may_hole ? 0
                                  : RBD_WRITE_ZEROES_FLAG_THICK_PROVISION, 0);
+  default:
+    return -EINVAL;
   }
-  return -EINVAL;
 }
 
 /* Submit one request and wait for its result through the reactor.  The
@@ -178,7 +173,7 @@ int
 rbdx_ctx_read (struct rbdx_ctx *ctx, void *buf, uint32_t count,
                uint64_t offset)
 {
-  struct rbdx_aio a = { .op = RBDX_AIO_READ, .buf = buf, .count = count,
+  struct rbdx_aio a = { .op = RBDX_OP_READ, .buf = buf, .count = count,
                         .offset = offset };
   return run_sync (ctx, &a);
 }
@@ -187,7 +182,7 @@ int
 rbdx_ctx_write (struct rbdx_ctx *ctx, const void *buf, uint32_t count,
                 uint64_t offset, bool fua)
 {
-  struct rbdx_aio a = { .op = RBDX_AIO_WRITE, .buf = (void *) buf,
+  struct rbdx_aio a = { .op = RBDX_OP_WRITE, .buf = (void *) buf,
                         .count = count, .offset = offset, .fua = fua };
   return run_sync (ctx, &a);
 }
@@ -195,14 +190,14 @@ rbdx_ctx_write (struct rbdx_ctx *ctx, const void *buf, uint32_t count,
 int
 rbdx_ctx_flush (struct rbdx_ctx *ctx)
 {
-  struct rbdx_aio a = { .op = RBDX_AIO_FLUSH };
+  struct rbdx_aio a = { .op = RBDX_OP_FLUSH };
   return run_sync (ctx, &a);
 }
 
 int
 rbdx_ctx_discard (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset)
 {
-  struct rbdx_aio a = { .op = RBDX_AIO_DISCARD, .count = count,
+  struct rbdx_aio a = { .op = RBDX_OP_TRIM, .count = count,
                         .offset = offset };
   return run_sync (ctx, &a);
 }
@@ -211,7 +206,7 @@ int
 rbdx_ctx_zero (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
                bool may_hole)
 {
-  struct rbdx_aio a = { .op = RBDX_AIO_ZERO, .count = count,
+  struct rbdx_aio a = { .op = RBDX_OP_ZERO, .count = count,
                         .offset = offset, .may_hole = may_hole };
   return run_sync (ctx, &a);
 }

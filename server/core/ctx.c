@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: one connection's librbd context (see ctx.h). */
+/* rbdx core: one connection's librbd context (see ctx.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -13,6 +13,7 @@
 
 #include "rbdx/cluster.h"
 #include "rbdx/ctx.h"
+#include "rbdx/imageconf.h"
 #include "rbdx/qos.h"
 #include "rbdx/sizefile.h"
 
@@ -148,9 +149,10 @@ open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
   r = bind_identity (ctx, spec, ident, err, errlen);
   if (r < 0)
     return r;
-  r = rbdx_load_encryption (ctx, o, err, errlen);
+  r = rbdx_load_encryption (ctx->image, ctx->name, o, err, errlen);
   if (r < 0)
     return r;
+  ctx->encrypted = o->encryption != RBDX_ENCRYPTION_NONE;
 
   if ((r = rbd_get_size (ctx->image, &ctx->size)) < 0 ||
       (r = rbd_get_features (ctx->image, &ctx->features)) < 0 ||
@@ -227,7 +229,7 @@ handle_update (struct rbdx_ctx *ctx)
   }
   if (rbd_get_size (ctx->image, &size) == 0 &&
       atomic_exchange (&ctx->cur_size, size) != size)
-    rbdx_size_changed (ctx);
+    rbdx_size_changed (&ctx->size_entry);
 }
 
 /* librbd calls this on its op thread (rbd_op_threads, 1 by default)
@@ -390,8 +392,8 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
     handle_update (ctx);  /* a resize or removal between open and watch */
     if (ctx->ident.snap_id == RBDX_NOSNAP) {
       ctx->follows_size = true;
-      ctx->size_file = o->size_file;
-      rbdx_size_register (ctx);
+      rbdx_size_register (&ctx->size_entry, o->size_file, &ctx->ident,
+                          ctx->name, &ctx->cur_size);
     }
   }
   else if (spec->snap)
@@ -413,7 +415,7 @@ rbdx_ctx_close (struct rbdx_ctx *ctx)
 {
   if (!ctx)
     return;
-  rbdx_size_unregister (ctx);
+  rbdx_size_unregister (&ctx->size_entry);
   if (ctx->watching)
     rbd_update_unwatch (ctx->image, ctx->watch_handle);
   stop_updates (ctx);            /* after the unwatch: no more signals */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: error mapping and rate-limited error logs (see errors.h). */
+/* rbdx core: error mapping and rate-limited error logs (see errors.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: extent clipping and gap filling (see extents.h). */
+/* rbdx core: extent clipping and gap filling (see extents.h). */
 #include "rbdx/extents.h"
 
 void

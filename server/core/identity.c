@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx: image identities (see include/rbdx/identity.h). */
+/* rbdx core: image identities (see include/rbdx/identity.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>

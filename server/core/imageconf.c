@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: what librbd applies to an open image beyond its data: its
- * effective configuration and its encryption (see ctx.h). */
+/* rbdx core: what librbd applies to an open image beyond its data: its
+ * effective configuration and its encryption (see imageconf.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 
 #include "rbdx/log.h"
 
-#include "rbdx/ctx.h"
+#include "rbdx/imageconf.h"
 
 int
 rbdx_image_config (rbd_image_t image, rbd_config_option_t **opts, int *n)
@@ -76,8 +76,8 @@ rbdx_effective_cache (rbd_image_t image, const char *name, bool *on)
  * LUKS header).  librbd 16.2: -EPERM for a wrong passphrase, -EINVAL for
  * an image without that format. */
 int
-rbdx_load_encryption (struct rbdx_ctx *ctx, const struct rbdx_options *o,
-                 char *err, size_t errlen)
+rbdx_load_encryption (rbd_image_t image, const char *name,
+                      const struct rbdx_options *o, char *err, size_t errlen)
 {
   rbd_encryption_luks2_format_options_t luks2 = {
     RBD_ENCRYPTION_ALGORITHM_AES256, o->passphrase, o->passphrase_len,
@@ -90,28 +90,26 @@ rbdx_load_encryption (struct rbdx_ctx *ctx, const struct rbdx_options *o,
   if (o->encryption == RBDX_ENCRYPTION_NONE)
     return 0;
   if (o->encryption == RBDX_ENCRYPTION_LUKS2)
-    r = rbd_encryption_load (ctx->image, RBD_ENCRYPTION_FORMAT_LUKS2, &luks2,
+    r = rbd_encryption_load (image, RBD_ENCRYPTION_FORMAT_LUKS2, &luks2,
                              sizeof luks2);
   else
-    r = rbd_encryption_load (ctx->image, RBD_ENCRYPTION_FORMAT_LUKS1, &luks1,
+    r = rbd_encryption_load (image, RBD_ENCRYPTION_FORMAT_LUKS1, &luks1,
                              sizeof luks1);
-  if (r == 0) {
-    ctx->encrypted = true;
+  if (r == 0)
     return 0;
-  }
   if (r == -EPERM)
     snprintf (err, errlen, "image '%s': the passphrase in "
               "encryption_passphrase_file='%s' does not open its %s "
-              "header", ctx->name, o->passphrase_file,
+              "header", name, o->passphrase_file,
               o->encryption == RBDX_ENCRYPTION_LUKS2 ? "LUKS2" : "LUKS1");
   else if (r == -EINVAL)
     snprintf (err, errlen, "image '%s' is not %s-formatted (rbd encryption "
-              "format) or cannot be decrypted here: %s", ctx->name,
+              "format) or cannot be decrypted here: %s", name,
               o->encryption == RBDX_ENCRYPTION_LUKS2 ? "LUKS2" : "LUKS1",
               strerror (-r));
   else
     snprintf (err, errlen, "image '%s': cannot load its encryption: %s",
-              ctx->name, strerror (-r));
+              name, strerror (-r));
   return r;
 }
 

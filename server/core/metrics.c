@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: request metrics (see metrics.h). */
+/* rbdx core: request metrics and the metrics file (see metrics.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -12,14 +12,11 @@
 
 #include "rbdx/log.h"
 
-#include "rbdx/conn.h"
 #include "rbdx/metrics.h"
+#include "rbdx/spec.h"
 
 _Atomic uint64_t rbdx_writer_opens, rbdx_writer_fences;
 
-static const char *const op_names[RBDX_OP_N] = {
-  "read", "write", "trim", "zero", "flush", "block_status",
-};
 static const int errno_vals[RBDX_ERRNO_N - 1] = {
   EIO, EINVAL, ENOSPC, EPERM, ENOTSUP, ESHUTDOWN,
 };
@@ -79,10 +76,20 @@ struct image {
   int64_t in_flight;
 };
 
+/* One open connection's own series. */
+struct conn_sample {
+  uint64_t serial;
+  struct rbdx_ident ident;
+  char name[RBDX_SPEC_MAX + 8];
+  uint64_t requests[RBDX_OP_N], bytes[RBDX_OP_N];
+};
+
+/* What one write of the file shows, taken under reg_lock. */
 struct snapshot {
-  FILE *f;
   struct image *images;
   size_t n, max;
+  struct conn_sample *conns;
+  size_t nconns;
 };
 
 /* Label text of an image: image="...",identity="..." (names are
@@ -105,19 +112,19 @@ labels (FILE *f, const char *name, const struct rbdx_ident *id)
   fprintf (f, "\",identity=\"%s\"", ident);
 }
 
-/* The entry of @c's image in @images (n of max), added if new; NULL
- * when full. */
+/* The entry of image @p id (named @p name) in @p images (n of max),
+ * added if new; NULL when full. */
 static struct image *
-image_of (const struct rbdx_conn *c, struct image *images, size_t *n,
-          size_t max)
+image_of (const struct rbdx_ident *id, const char *name,
+          struct image *images, size_t *n, size_t max)
 {
   for (size_t i = 0; i < *n; i++)
-    if (rbdx_ident_equal (&images[i].ident, &c->ctx->ident))
+    if (rbdx_ident_equal (&images[i].ident, id))
       return &images[i];
   if (*n == max)
     return NULL;
-  images[*n].ident = c->ctx->ident;
-  snprintf (images[*n].name, sizeof images[*n].name, "%s", c->ctx->name);
+  images[*n].ident = *id;
+  snprintf (images[*n].name, sizeof images[*n].name, "%s", name);
   return &images[(*n)++];
 }
 
@@ -142,123 +149,247 @@ add_counters (struct image *im, const struct rbdx_metrics *m)
 static char *path;              /* metrics_file=, NULL when off */
 static unsigned interval;
 
-/* Counters of closed connections, per image (retire_lock). */
+/* The attached counters (newest first), the serial of the last one,
+ * and the totals of detached ones per image: all under reg_lock. */
 #define RETIRED_MAX 1024
-static pthread_mutex_t retire_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rbdx_metrics *attached;
+static uint64_t last_serial;
 static struct image *retired;
 static size_t nretired;
 
 void
 rbdx_metrics_free (void)
 {
-  pthread_mutex_lock (&retire_lock);
+  pthread_mutex_lock (&reg_lock);
   free (retired);
   retired = NULL;
   nretired = 0;
-  pthread_mutex_unlock (&retire_lock);
+  pthread_mutex_unlock (&reg_lock);
 }
 
 void
-rbdx_metrics_retire (const struct rbdx_conn *conn)
+rbdx_metrics_attach (struct rbdx_metrics *m, const struct rbdx_ident *ident,
+                     const char *name)
+{
+  m->ident = *ident;
+  m->name = name;
+  pthread_mutex_lock (&reg_lock);
+  m->serial = ++last_serial;
+  m->prev = NULL;
+  m->next = attached;
+  if (attached)
+    attached->prev = m;
+  attached = m;
+  pthread_mutex_unlock (&reg_lock);
+}
+
+void
+rbdx_metrics_detach (struct rbdx_metrics *m)
 {
   struct image *im;
 
-  if (!path)
-    return;                      /* no metrics_file: nobody reads them */
-  pthread_mutex_lock (&retire_lock);
-  if (!retired)
+  pthread_mutex_lock (&reg_lock);
+  if (m->prev)
+    m->prev->next = m->next;
+  else if (attached == m)
+    attached = m->next;
+  if (m->next)
+    m->next->prev = m->prev;
+  m->next = m->prev = NULL;
+  /* Without metrics_file= nobody reads the totals. */
+  if (path && !retired)
     retired = calloc (RETIRED_MAX, sizeof *retired);
-  if (retired && (im = image_of (conn, retired, &nretired, RETIRED_MAX)))
-    add_counters (im, &conn->metrics);
-  pthread_mutex_unlock (&retire_lock);
+  if (path && retired &&
+      (im = image_of (&m->ident, m->name, retired, &nretired, RETIRED_MAX)))
+    add_counters (im, m);
+  pthread_mutex_unlock (&reg_lock);
 }
 
-static void
-copy_retired (void *arg)
+/* Fill @p s (its images array allocated, of s->max): the closed
+ * connections' totals, then the open ones' counters added in.
+ * @return 0 or -ENOMEM. */
+static int
+take_snapshot (struct snapshot *s)
 {
-  struct snapshot *s = arg;
+  const struct rbdx_metrics *m;
+  size_t n = 0;
 
-  pthread_mutex_lock (&retire_lock);
+  pthread_mutex_lock (&reg_lock);
+  for (m = attached; m; m = m->next)
+    n++;
+  s->conns = calloc (n ? n : 1, sizeof *s->conns);
+  if (!s->conns) {
+    pthread_mutex_unlock (&reg_lock);
+    return -ENOMEM;
+  }
   if (retired) {
     memcpy (s->images, retired, nretired * sizeof *retired);
     s->n = nretired;
   }
-  pthread_mutex_unlock (&retire_lock);
-}
+  for (m = attached; m; m = m->next) {
+    struct conn_sample *c = &s->conns[s->nconns++];
+    struct image *im = image_of (&m->ident, m->name, s->images, &s->n,
+                                 s->max);
 
-static void
-one_conn (const struct rbdx_conn *c, void *arg)
-{
-  struct snapshot *s = arg;
-  const struct rbdx_metrics *m = &c->metrics;
-  struct image *im = image_of (c, s->images, &s->n, s->max);
-  int op;
-
-  for (op = 0; op < RBDX_OP_N; op++) {
-    uint64_t n = atomic_load_explicit (&m->requests[op], R);
-    uint64_t by = atomic_load_explicit (&m->bytes[op], R);
-
-    fprintf (s->f, "rbdx_conn_requests_total{");
-    labels (s->f, c->ctx->name, &c->ctx->ident);
-    fprintf (s->f, ",conn=\"%" PRIu64 "\",op=\"%s\"} %" PRIu64 "\n",
-             c->serial, op_names[op], n);
-    fprintf (s->f, "rbdx_conn_request_bytes_total{");
-    labels (s->f, c->ctx->name, &c->ctx->ident);
-    fprintf (s->f, ",conn=\"%" PRIu64 "\",op=\"%s\"} %" PRIu64 "\n",
-             c->serial, op_names[op], by);
-  }
-  if (!im)
-    return;
-  add_counters (im, m);
-  im->conns++;
-  im->in_flight += atomic_load_explicit (&m->in_flight, R);
-}
-
-#define LINE(metric, lbl, val) do {                                     \
-    fprintf (f, "%s{", metric);                                         \
-    labels (f, im->name, &im->ident);                                 \
-    fprintf (f, "%s} %" PRIu64 "\n", lbl, (uint64_t) (val));          \
-  } while (0)
-
-static void
-one_image (FILE *f, const struct image *im)
-{
-  char lbl[96];
-  uint64_t cum;
-  int op, b;
-
-  LINE ("rbdx_connections", "", im->conns);
-  LINE ("rbdx_requests_in_flight", "", im->in_flight < 0 ? 0 : im->in_flight);
-  for (op = 0; op < RBDX_OP_N; op++) {
-    snprintf (lbl, sizeof lbl, ",op=\"%s\"", op_names[op]);
-    LINE ("rbdx_requests_total", lbl, im->requests[op]);
-    LINE ("rbdx_request_bytes_total", lbl, im->bytes[op]);
-    LINE ("rbdx_request_errors_total", lbl, im->errors[op]);
-    cum = 0;
-    for (b = 0; b <= RBDX_LAT_N; b++) {
-      cum += im->lat[op][b];
-      if (b < RBDX_LAT_N)
-        snprintf (lbl, sizeof lbl, ",op=\"%s\",le=\"%g\"", op_names[op],
-                  (double) (UINT64_C (16) << b) / 1e6);
-      else
-        snprintf (lbl, sizeof lbl, ",op=\"%s\",le=\"+Inf\"", op_names[op]);
-      LINE ("rbdx_request_duration_seconds_bucket", lbl, cum);
+    c->serial = m->serial;
+    c->ident = m->ident;
+    snprintf (c->name, sizeof c->name, "%s", m->name);
+    for (int op = 0; op < RBDX_OP_N; op++) {
+      c->requests[op] = atomic_load_explicit (&m->requests[op], R);
+      c->bytes[op] = atomic_load_explicit (&m->bytes[op], R);
     }
-    snprintf (lbl, sizeof lbl, ",op=\"%s\"", op_names[op]);
-    fprintf (f, "rbdx_request_duration_seconds_sum{");
-    labels (f, im->name, &im->ident);
-    fprintf (f, "%s} %.6f\n", lbl, (double) im->lat_sum_ns[op] / 1e9);
-    LINE ("rbdx_request_duration_seconds_count", lbl, cum);
+    if (!im)
+      continue;
+    add_counters (im, m);
+    im->conns++;
+    im->in_flight += atomic_load_explicit (&m->in_flight, R);
   }
-  for (b = 0; b < RBDX_ERRNO_N; b++) {
-    snprintf (lbl, sizeof lbl, ",errno=\"%s\"", errno_names[b]);
-    LINE ("rbdx_request_errors_by_errno_total", lbl, im->errnos[b]);
-  }
-  fprintf (f, "rbdx_qos_wait_seconds_total{");
-  labels (f, im->name, &im->ident);
-  fprintf (f, "} %.6f\n", (double) im->qos_wait_ns / 1e9);
+  pthread_mutex_unlock (&reg_lock);
+  return 0;
 }
 
+/* The head of a family: its HELP and TYPE lines. */
+static void
+family (FILE *f, const char *metric, const char *type, const char *help)
+{
+  fprintf (f, "# HELP %s %s\n# TYPE %s %s\n", metric, help, metric, type);
+}
+
+/* One sample of an image: METRIC{image=..,identity=..EXTRA} VALUE. */
+static void
+sample (FILE *f, const char *metric, const struct image *im,
+        const char *extra, uint64_t val)
+{
+  fprintf (f, "%s{", metric);
+  labels (f, im->name, &im->ident);
+  fprintf (f, "%s} %" PRIu64 "\n", extra, val);
+}
+
+/* A counter family by image and op; @p which picks the counter. */
+static void
+by_op (FILE *f, const struct snapshot *s, const char *metric,
+       const char *help, int which)
+{
+  char lbl[64];
+
+  family (f, metric, "counter", help);
+  for (size_t i = 0; i < s->n; i++) {
+    const struct image *im = &s->images[i];
+
+    for (int op = 0; op < RBDX_OP_N; op++) {
+      snprintf (lbl, sizeof lbl, ",op=\"%s\"", rbdx_op_name (op, 1));
+      sample (f, metric, im, lbl, which == 0 ? im->requests[op]
+              : which == 1 ? im->bytes[op] : im->errors[op]);
+    }
+  }
+}
+
+/* The histogram: per image and op its buckets, _sum and _count. */
+static void
+durations (FILE *f, const struct snapshot *s)
+{
+  const char *metric = "rbdx_request_duration_seconds";
+  char lbl[96];
+
+  family (f, metric, "histogram",
+          "Time from a request's arrival to its reply, by op.");
+  for (size_t i = 0; i < s->n; i++) {
+    const struct image *im = &s->images[i];
+
+    for (int op = 0; op < RBDX_OP_N; op++) {
+      uint64_t cum = 0;
+
+      for (int b = 0; b <= RBDX_LAT_N; b++) {
+        cum += im->lat[op][b];
+        if (b < RBDX_LAT_N)
+          snprintf (lbl, sizeof lbl, ",op=\"%s\",le=\"%g\"", rbdx_op_name (op, 1),
+                    (double) (UINT64_C (16) << b) / 1e6);
+        else
+          snprintf (lbl, sizeof lbl, ",op=\"%s\",le=\"+Inf\"", rbdx_op_name (op, 1));
+        sample (f, "rbdx_request_duration_seconds_bucket", im, lbl, cum);
+      }
+      snprintf (lbl, sizeof lbl, ",op=\"%s\"", rbdx_op_name (op, 1));
+      fprintf (f, "%s_sum{", metric);
+      labels (f, im->name, &im->ident);
+      fprintf (f, "%s} %.6f\n", lbl, (double) im->lat_sum_ns[op] / 1e9);
+      sample (f, "rbdx_request_duration_seconds_count", im, lbl, cum);
+    }
+  }
+}
+
+/* A per-connection counter family by op (@p bytes: the bytes, else the
+ * requests). */
+static void
+conn_by_op (FILE *f, const struct snapshot *s, const char *metric,
+            const char *help, bool bytes)
+{
+  family (f, metric, "counter", help);
+  for (size_t i = 0; i < s->nconns; i++) {
+    const struct conn_sample *c = &s->conns[i];
+
+    for (int op = 0; op < RBDX_OP_N; op++) {
+      fprintf (f, "%s{", metric);
+      labels (f, c->name, &c->ident);
+      fprintf (f, ",conn=\"%" PRIu64 "\",op=\"%s\"} %" PRIu64 "\n",
+               c->serial, rbdx_op_name (op, 1),
+               bytes ? c->bytes[op] : c->requests[op]);
+    }
+  }
+}
+
+/* The whole file, family by family. */
+static void
+format (FILE *f, const struct snapshot *s)
+{
+  char lbl[64];
+  size_t i;
+
+  fprintf (f, "# rbdx %s metrics (nbdkit-rbdx-plugin(1), METRICS)\n",
+           RBDX_VERSION);
+  family (f, "rbdx_connections", "gauge", "Connections open now.");
+  for (i = 0; i < s->n; i++)
+    sample (f, "rbdx_connections", &s->images[i], "", s->images[i].conns);
+  family (f, "rbdx_requests_in_flight", "gauge",
+          "Requests received and not yet answered.");
+  for (i = 0; i < s->n; i++)
+    sample (f, "rbdx_requests_in_flight", &s->images[i], "",
+            s->images[i].in_flight < 0 ? 0 : (uint64_t) s->images[i].in_flight);
+  by_op (f, s, "rbdx_requests_total", "Requests answered, by op.", 0);
+  by_op (f, s, "rbdx_request_bytes_total",
+         "Bytes of the requests answered, by op.", 1);
+  by_op (f, s, "rbdx_request_errors_total",
+         "Requests answered with an NBD error, by op.", 2);
+  durations (f, s);
+  family (f, "rbdx_request_errors_by_errno_total", "counter",
+          "Requests answered with an NBD error, by the error sent.");
+  for (i = 0; i < s->n; i++)
+    for (int b = 0; b < RBDX_ERRNO_N; b++) {
+      snprintf (lbl, sizeof lbl, ",errno=\"%s\"", errno_names[b]);
+      sample (f, "rbdx_request_errors_by_errno_total", &s->images[i], lbl,
+              s->images[i].errnos[b]);
+    }
+  family (f, "rbdx_qos_wait_seconds_total", "counter",
+          "Time requests waited for the image's QoS limits.");
+  for (i = 0; i < s->n; i++) {
+    fprintf (f, "rbdx_qos_wait_seconds_total{");
+    labels (f, s->images[i].name, &s->images[i].ident);
+    fprintf (f, "} %.6f\n", (double) s->images[i].qos_wait_ns / 1e9);
+  }
+  conn_by_op (f, s, "rbdx_conn_requests_total",
+              "Requests answered on one open connection, by op.", false);
+  conn_by_op (f, s, "rbdx_conn_request_bytes_total",
+              "Bytes of the requests answered on one open connection, by op.",
+              true);
+  family (f, "rbdx_writer_opens_total", "counter",
+          "Shared writers opened by this process.");
+  fprintf (f, "rbdx_writer_opens_total %" PRIu64 "\n",
+           atomic_load (&rbdx_writer_opens));
+  family (f, "rbdx_writer_fences_total", "counter",
+          "Shared writers found fenced (blocklisted) by this process.");
+  fprintf (f, "rbdx_writer_fences_total %" PRIu64 "\n",
+           atomic_load (&rbdx_writer_fences));
+}
 
 static pthread_t thread;
 static bool running;
@@ -273,42 +404,21 @@ write_file (void)
   struct snapshot s = { 0 };
   char tmp[4200], *text = NULL;
   size_t len = 0;
-  FILE *out;
+  FILE *mem = NULL, *out;
   int r = 0;
 
   s.max = RETIRED_MAX + 256;
   s.images = calloc (s.max, sizeof *s.images);
-  s.f = open_memstream (&text, &len);
-  if (!s.images || !s.f) {
+  if (!s.images || take_snapshot (&s) < 0 ||
+      !(mem = open_memstream (&text, &len))) {
     free (s.images);
-    if (s.f)
-      fclose (s.f);
-    free (text);
+    free (s.conns);
     return -ENOMEM;
   }
-  fprintf (s.f, "# rbdx %s metrics (nbdkit-rbdx-plugin(1), METRICS)\n",
-           RBDX_VERSION);
-  fprintf (s.f, "# TYPE rbdx_requests_total counter\n"
-           "# TYPE rbdx_request_bytes_total counter\n"
-           "# TYPE rbdx_request_errors_total counter\n"
-           "# TYPE rbdx_request_errors_by_errno_total counter\n"
-           "# TYPE rbdx_request_duration_seconds histogram\n"
-           "# TYPE rbdx_requests_in_flight gauge\n"
-           "# TYPE rbdx_connections gauge\n"
-           "# TYPE rbdx_qos_wait_seconds_total counter\n"
-           "# TYPE rbdx_conn_requests_total counter\n"
-           "# TYPE rbdx_conn_request_bytes_total counter\n"
-           "# TYPE rbdx_writer_opens_total counter\n"
-           "# TYPE rbdx_writer_fences_total counter\n");
-  /* Closed connections' totals first, then the open ones'. */
-  rbdx_conn_foreach (copy_retired, one_conn, &s);
-  for (size_t i = 0; i < s.n; i++)
-    one_image (s.f, &s.images[i]);
-  fprintf (s.f, "rbdx_writer_opens_total %" PRIu64 "\n"
-           "rbdx_writer_fences_total %" PRIu64 "\n",
-           atomic_load (&rbdx_writer_opens), atomic_load (&rbdx_writer_fences));
-  fclose (s.f);
+  format (mem, &s);
+  fclose (mem);
   free (s.images);
+  free (s.conns);
 
   snprintf (tmp, sizeof tmp, "%s.tmp%ld", path, (long) getpid ());
   out = fopen (tmp, "we");

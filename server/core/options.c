@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: parameter parsing (see options.h). */
+/* rbdx core: parameter parsing (see options.h). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -305,6 +305,16 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
   if (strcmp (key, "completion") == 0)
     return set_keyword (key, value, completion_names, (int *) &o->completion,
                         &o->completion_set, err, errlen);
+  if (strcmp (key, "identity") == 0) {
+    if (o->identity_set)
+      return set_err (err, errlen, "identity= given twice");
+    if (rbdx_ident_parse (value, &o->identity) < 0)
+      return set_err (err, errlen, "identity='%s': expected POOLID/"
+                      "[NAMESPACE/]IMAGEID[@SNAPID], as the export "
+                      "description shows it", value);
+    o->identity_set = true;
+    return 0;
+  }
   return set_err (err, errlen, "unknown parameter '%s' (see nbdkit rbdx --help; "
                "Ceph options are given as ceph.NAME=VALUE)", key);
 }
@@ -469,6 +479,12 @@ options_complete (struct rbdx_options *o, char *err, size_t errlen)
                    o->image_text, o->pool, o->pool_ns ? "/" : "",
                    o->pool_ns ? o->pool_ns : "");
   }
+  if (o->identity_set &&
+      (o->pool || !o->spec.image ||
+       !o->spec.snap != (o->identity.snap_id == RBDX_NOSNAP)))
+    return set_err (err, errlen, "identity= pins the image given as image= "
+                    "(a snapshot identity for a snapshot spec), without "
+                    "pool=");
   if (o->exclusive && o->writers == RBDX_WRITERS_PER_CONNECTION)
     return set_err (err, errlen, "exclusive=true needs one lock owner: it "
                  "cannot be combined with writers=per-connection");

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: per-image QoS (see qos.h). */
+/* rbdx core: per-image QoS (see qos.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -11,7 +11,7 @@
 
 #include "rbdx/log.h"
 
-#include "rbdx/ctx.h"
+#include "rbdx/imageconf.h"
 #include "rbdx/qos.h"
 #include "rbdx/qosbucket.h"
 

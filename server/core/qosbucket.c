@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx: QoS token buckets (see qosbucket.h). */
+/* rbdx core: QoS token buckets (see qosbucket.h). */
 #include <stdint.h>
 
 #include "rbdx/qosbucket.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: completion reaping (see reactor.h for the design). */
+/* rbdx core: completion reaping (see reactor.h for the design). */
 #include <errno.h>
 #include <poll.h>
 #include <stdatomic.h>

@@ -9,12 +9,6 @@
 
 static enum rbdx_encryption encryption;
 
-static const char *const op_names[RBDX_OP_N] = {
-  [RBDX_OP_READ] = "read", [RBDX_OP_WRITE] = "write",
-  [RBDX_OP_TRIM] = "trim", [RBDX_OP_ZERO] = "write zeroes",
-  [RBDX_OP_FLUSH] = "flush", [RBDX_OP_BLOCK_STATUS] = "block status",
-};
-
 void
 rbdx_request_setup (enum rbdx_encryption e)
 {
@@ -38,7 +32,7 @@ int
 rbdx_request_check (struct rbdx_ctx *ctx, enum rbdx_op op, uint32_t count,
                     uint64_t offset, bool fast_zero, bool may_hole)
 {
-  const char *name = op_names[op];
+  const char *name = rbdx_op_name (op, 0);
   uint32_t s = rbdx_request_min_block ();
   bool data = op == RBDX_OP_READ || op == RBDX_OP_WRITE;
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: size_file= publisher (see sizefile.h). */
+/* rbdx core: size_file= publisher (see sizefile.h). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 
 /* size_lock guards the registry and orders the writes. */
 static pthread_mutex_t size_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct rbdx_ctx *size_ctxs;
+static struct rbdx_size_entry *entries;
 static unsigned long size_seq;
 
 static void
@@ -22,8 +22,8 @@ publish_locked (const char *path)
   FILE *f;
   int bad;
 
-  for (const struct rbdx_ctx *c = size_ctxs; c; c = c->size_next) {
-    uint64_t v = atomic_load (&c->cur_size);
+  for (const struct rbdx_size_entry *e = entries; e; e = e->next) {
+    uint64_t v = atomic_load (e->cur_size);
     if (v < min)
       min = v;
   }
@@ -44,45 +44,51 @@ publish_locked (const char *path)
 }
 
 void
-rbdx_size_register (struct rbdx_ctx *ctx)
+rbdx_size_register (struct rbdx_size_entry *e, const char *path,
+                    const struct rbdx_ident *ident, const char *name,
+                    const _Atomic uint64_t *cur_size)
 {
-  if (!ctx->size_file)
+  if (!path)
     return;
+  e->path = path;
+  e->ident = *ident;
+  e->name = name;
+  e->cur_size = cur_size;
   pthread_mutex_lock (&size_lock);
-  if (size_ctxs && !rbdx_ident_equal (&size_ctxs->ident, &ctx->ident))
+  if (entries && !rbdx_ident_equal (&entries->ident, ident))
     rbdx_debug ("rbdx: %s is another image than the one size_file=%s "
-                  "describes: not published", ctx->name, ctx->size_file);
+                  "describes: not published", name, path);
   else {
-    ctx->size_next = size_ctxs;
-    size_ctxs = ctx;
-    ctx->size_listed = true;
-    publish_locked (ctx->size_file);
+    e->next = entries;
+    entries = e;
+    e->listed = true;
+    publish_locked (path);
   }
   pthread_mutex_unlock (&size_lock);
 }
 
 void
-rbdx_size_changed (struct rbdx_ctx *ctx)
+rbdx_size_changed (struct rbdx_size_entry *e)
 {
   pthread_mutex_lock (&size_lock);
-  if (ctx->size_listed)
-    publish_locked (ctx->size_file);
+  if (e->listed)
+    publish_locked (e->path);
   pthread_mutex_unlock (&size_lock);
 }
 
 void
-rbdx_size_unregister (struct rbdx_ctx *ctx)
+rbdx_size_unregister (struct rbdx_size_entry *e)
 {
   pthread_mutex_lock (&size_lock);
-  if (ctx->size_listed) {
-    for (struct rbdx_ctx **p = &size_ctxs; *p; p = &(*p)->size_next)
-      if (*p == ctx) {
-        *p = ctx->size_next;
+  if (e->listed) {
+    for (struct rbdx_size_entry **p = &entries; *p; p = &(*p)->next)
+      if (*p == e) {
+        *p = e->next;
         break;
       }
-    ctx->size_listed = false;
-    if (size_ctxs)
-      publish_locked (ctx->size_file);   /* the minimum may rise */
+    e->listed = false;
+    if (entries)
+      publish_locked (e->path);   /* the minimum may rise */
   }
   pthread_mutex_unlock (&size_lock);
 }

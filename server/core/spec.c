@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx: image spec parsing and printing (see include/rbdx/spec.h). */
+/* rbdx core: image spec parsing and printing (see include/rbdx/spec.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

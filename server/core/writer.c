@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx plugin: shared lock-owning writers (see writer.h). */
+/* rbdx core: shared lock-owning writers (see writer.h). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>

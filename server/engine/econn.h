@@ -1,34 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/engine/econn.h: the built-in engine's connection, shared by its
- * request side (engine-conn.c: reading, parsing, submitting) and its
- * reply side (engine-reply.c: completions, replies, the output queue).
+/* server/engine/econn.h: the built-in engine's connection, the struct
+ * shared by its reader thread (reader.c: reading, parsing, submitting,
+ * writing queued replies) and librbd's callback (reply.c: completions
+ * and replies), with the small helpers both use (inline here, so that
+ * neither calls into the other's file).
  * Private to the engine; see engine.h for what it does and why.
  */
-#ifndef RBDX_SERVER_ENGINE_CONN_H
-#define RBDX_SERVER_ENGINE_CONN_H
+#ifndef RBDX_SERVER_ENGINE_ECONN_H
+#define RBDX_SERVER_ENGINE_ECONN_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
-#include "rbdx/core.h"
-
-/* NBD doc/proto.md, "Request message" and "Simple reply message". */
-#define NBD_REQUEST_MAGIC 0x25609513u
-#define NBD_REPLY_MAGIC   0x67446698u
-#define NBD_REQUEST_SIZE  28
-#define NBD_REPLY_SIZE    16
-enum {
-  NBD_CMD_READ = 0, NBD_CMD_WRITE = 1, NBD_CMD_DISC = 2, NBD_CMD_FLUSH = 3,
-  NBD_CMD_TRIM = 4, NBD_CMD_WRITE_ZEROES = 6,
-};
-#define NBD_CMD_FLAG_FUA       (1 << 0)
-#define NBD_CMD_FLAG_NO_HOLE   (1 << 1)
-#define NBD_CMD_FLAG_DF        (1 << 2)
-#define NBD_CMD_FLAG_REQ_ONE   (1 << 3)
-#define NBD_CMD_FLAG_FAST_ZERO (1 << 4)
+#include "rbdx/conn.h"
+#include "rbdx/ctx.h"
+#include "rbdx/op.h"
+#include "common/nbd-wire.h"
 
 #define RECV_BUF (256 * 1024)
 /* In flight per connection before the reader stops reading: the kernel
@@ -57,7 +51,7 @@ struct ereq {
   struct rbdx_ctx *target;    /* where a delayed request goes */
   unsigned char *out;         /* reply: header (+ data for a read) */
   size_t out_len, out_off;
-  unsigned char hdr[NBD_REPLY_SIZE];
+  unsigned char hdr[RBDX_NBD_REPLY_SIZE];
   unsigned char *buf;         /* read: out; write: the payload */
 };
 
@@ -66,7 +60,7 @@ struct econn {
   int efd;                    /* wakes the reader: output, deferred, done */
   struct rbdx_conn *conn;
   pthread_t thread;
-  struct econn *next;         /* registry (lock below) */
+  struct econn *next;         /* registry (conns.c's lock) */
   pthread_mutex_t lock;       /* out queue, deferred, counters, dead */
   struct ereq *out_head, *out_tail;
   struct ereq *deferred;
@@ -107,33 +101,53 @@ get64 (const unsigned char *p)
 }
 
 /** Wake the reader thread (its eventfd).  Any thread. */
-void econn_wake (struct econn *ec);
+static inline void
+econn_wake (struct econn *ec)
+{
+  uint64_t one = 1;
+  ssize_t r = write (ec->efd, &one, sizeof one);
+  (void) r;                   /* a full counter wakes the reader anyway */
+}
 
-/** Free a request and its buffer. */
-void ereq_free (struct ereq *rq);
+/** Free a request and its buffer.  Any thread. */
+static inline void
+ereq_free (struct ereq *rq)
+{
+  free (rq->buf);
+  free (rq);
+}
 
-/** End @p rq: count it, send its simple reply with NBD error
- * @p nbd_err (0, or a positive errno as the NBD error) and the data of
- * a successful read, or queue what the socket does not take; it leaves
- * the in-flight count once its reply is wholly sent.  Never blocks, and
- * never touches the connection after releasing its lock.  Any thread
- * (librbd's callback). */
-void econn_reply (struct ereq *rq, int nbd_err);
+/** Send what of @p rq's reply the socket takes now, without blocking.
+ * Under ec->lock.  @return true when all of it went out (or the socket
+ * failed: then ec->dead is set). */
+static inline bool
+econn_send_some (struct econn *ec, struct ereq *rq)
+{
+  while (rq->out_off < rq->out_len) {
+    ssize_t n = send (ec->fd, rq->out + rq->out_off, rq->out_len - rq->out_off,
+                      MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK)
+        return false;
+      ec->dead = true;
+      return true;
+    }
+    rq->out_off += (size_t) n;
+  }
+  return true;
+}
 
-/** Submit @p rq (its aio filled in) on @p ctx; it ends in econn_reply. */
-void econn_submit (struct econn *ec, struct ereq *rq, struct rbdx_ctx *ctx);
-
-/** Submit the flushes owed for FUA on a cached context.  Reader thread. */
-void econn_run_deferred (struct econn *ec);
-
-/** Write queued replies while the socket takes them (all of them are
- * dropped once the socket failed).  Reader thread. */
-void econn_flush_output (struct econn *ec);
-
-/** Wait for the socket (readable if @p want_in; writable if output is
- * queued), the eventfd or @p timeout_ms (-1: no limit), then do the
- * output and deferred work.  @return false when the socket failed.
- * Reader thread. */
-bool econn_wait_io (struct econn *ec, bool want_in, int timeout_ms);
+/** @p rq leaves the in-flight count (its reply was wholly sent, or
+ * dropped with a dead socket), so queued replies count against the
+ * in-flight limit and a client that reads no replies stops the reader.
+ * Under ec->lock. */
+static inline void
+econn_retire (struct econn *ec, struct ereq *rq)
+{
+  ec->inflight--;
+  ec->inflight_bytes -= rq->mem;
+}
 
 #endif

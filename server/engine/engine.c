@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/engine/engine.c: rbdx-engine, the built-in engine's process (engine.h).
+/* server/engine/engine.c: rbdx-engine, the built-in engine's process
+ * (engine.h).
  *
  *   rbdx-engine [-v] [--readonly] --control PATH [--oldstyle PATH] [--]
  *               [image=]SPEC [KEY=VALUE...]
@@ -9,15 +10,16 @@
  * After "--" every argument is a parameter, even one that starts with
  * '-': the mapper passes "-- image=SPEC ..." (server/mapper/server-args.h).
  * Before it listens, the engine proves the image servable as the plugin
- * does before serving (rbdx_conn_probe), so a listening control socket
+ * does before serving (rbdx_export_probe), so a listening control socket
  * means "ready", and a bad parameter is an exit status 1 naming it.
  *
- * Control socket (AF_UNIX, SOCK_SEQPACKET, at PATH, mode 0600): each
- * message "CONNECT" opens one connection (its own librbd context) on a
- * fresh socketpair and is answered "OK SIZE FLAGS MIN_BLOCK IDENTITY"
- * with the client's end of the pair attached (SCM_RIGHTS), or
- * "ERR ERRNO MESSAGE".  That end is in the transmission phase: the
- * supervisor hands it to the kernel as it is.
+ * Control socket (AF_UNIX, SOCK_SEQPACKET, at PATH, mode 0600; the
+ * protocol is common/control.h): each message that is exactly "CONNECT"
+ * opens one connection (its own librbd context) on a fresh socketpair
+ * and is answered "OK SIZE FLAGS MIN_BLOCK IDENTITY" with the client's
+ * end of the pair attached (SCM_RIGHTS), any other message "ERR ERRNO
+ * MESSAGE".  That end is in the transmission phase: the supervisor
+ * hands it to the kernel as it is.
  *
  * --oldstyle PATH is a test hook, not an interface: a stream socket
  * where each connection gets an NBD oldstyle greeting (NBD
@@ -46,12 +48,21 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "rbdx/core.h"
+#include "rbdx/conn.h"
+#include "rbdx/identity.h"
+#include "rbdx/log.h"
+#include "rbdx/metrics.h"
+#include "rbdx/options.h"
+#include "rbdx/request.h"
 
-#include "rbdx/cluster.h"
-#include "engine.h"
+#include "rbdx/export.h"
+#include "common/control.h"
 #include "common/fdpass.h"
 #include "common/limits.h"
+#include "common/nbd-wire.h"
+#include "conns.h"
+#include "engine.h"
+#include "host.h"
 
 /* Limits against a runaway or bogus local client (the sockets are mode
  * 0600): clients answered at once, and how long an idle control client
@@ -61,9 +72,8 @@
 #define CONTROL_IDLE_S 30
 
 struct engine {
-  struct rbdx_options opts;
-  struct rbdx_ident pin;
-  bool pinned, readonly;
+  struct rbdx_options opts;   /* identity= pins the image (options.h) */
+  bool readonly;
   const char *control, *oldstyle;
 };
 
@@ -95,16 +105,6 @@ set_param (struct engine *e, const char *arg)
     key[eq - arg] = '\0';
     value = eq + 1;
   }
-  if (strcmp (key, "identity") == 0) {
-    if (e->pinned || rbdx_ident_parse (value, &e->pin) < 0) {
-      rbdx_error ("rbdx-engine: identity='%s': %s", value, e->pinned
-                  ? "given twice" : "expected POOLID/[NAMESPACE/]IMAGEID"
-                  "[@SNAPID]");
-      return -1;
-    }
-    e->pinned = true;
-    return 0;
-  }
   if (rbdx_options_wants_absolute (key, value)) {
     if (!getcwd (cwd, sizeof cwd) ||
         asprintf (&abs, "%s/%s", cwd, value) < 0) {
@@ -123,41 +123,25 @@ set_param (struct engine *e, const char *arg)
   return 0;
 }
 
-/* What the plugin checks in .config_complete and .get_ready. */
+/* The checks of rbdx/export.h, as the plugin makes them in
+ * .config_complete and .get_ready. */
 static int
 prepare (struct engine *e)
 {
   char err[512];
-  rados_t c;
   int r;
 
-  r = rbdx_options_complete (&e->opts, err, sizeof err);
-  if (r < 0) {
-    rbdx_error ("rbdx-engine: %s", r == -ENOMEM ? "out of memory" : err);
-    return -1;
-  }
   if (e->opts.pool || !e->opts.spec.image) {
     rbdx_error ("rbdx-engine: serves one image: give SPEC (image=), not "
                 "pool=");
     return -1;
   }
-  if (e->pinned && !e->opts.spec.snap != (e->pin.snap_id == RBDX_NOSNAP)) {
-    rbdx_error ("rbdx-engine: identity= must be a snapshot identity "
-                "exactly when SPEC names a snapshot");
-    return -1;
-  }
+  if (rbdx_export_configure (&e->opts, err, sizeof err) < 0)
+    goto fail;
+  /* Replies are written from librbd's callback (reply.c). */
   e->opts.completion = RBDX_COMPLETION_CALLBACK;
-  rbdx_request_setup (e->opts.encryption);
-  if (rbdx_cluster_configure (&e->opts, &c, err, sizeof err) < 0) {
-    rbdx_error ("rbdx-engine: %s", err);
-    return -1;
-  }
-  rados_shutdown (c);
-  if (rbdx_conn_probe (&e->opts, &e->opts.spec, e->pinned ? &e->pin : NULL,
-                       err, sizeof err) < 0) {
-    rbdx_error ("rbdx-engine: %s", err);
-    return -1;
-  }
+  if (rbdx_export_probe (&e->opts, err, sizeof err) < 0)
+    goto fail;
   if (e->opts.metrics_file) {
     r = rbdx_metrics_start (e->opts.metrics_file, e->opts.metrics_interval);
     if (r < 0) {
@@ -167,6 +151,10 @@ prepare (struct engine *e)
     }
   }
   return 0;
+
+fail:
+  rbdx_error ("rbdx-engine: %s", err);
+  return -1;
 }
 
 static int
@@ -195,14 +183,24 @@ listen_on (const char *path, int type)
   return fd;
 }
 
-/* The size an export states: with advertise_size=max the largest (the
- * supervisor follows the real size through size_file=), as the plugin. */
-static uint64_t
-export_size (const struct engine *e, const struct rbdx_conn *conn)
+/* The transmission flags of @p conn's export: what it can do
+ * (rbdx_export_caps) as NBD flags, as nbdkit turns the plugin's .can_*
+ * answers into them; no block status (simple replies only). */
+static uint16_t
+export_flags (const struct rbdx_conn *conn)
 {
-  if (e->opts.advertise_size == RBDX_ADVERTISE_MAX && conn->ctx->follows_size)
-    return RBDX_ADVERTISE_MAX_BYTES;
-  return conn->ctx->size;
+  struct rbdx_export_caps c;
+  uint16_t f = RBDX_NBD_FLAG_HAS_FLAGS;
+
+  rbdx_export_caps (conn, &c);
+  f |= c.write ? 0 : RBDX_NBD_FLAG_READ_ONLY;
+  f |= c.flush ? RBDX_NBD_FLAG_SEND_FLUSH : 0;
+  f |= c.fua ? RBDX_NBD_FLAG_SEND_FUA : 0;
+  f |= c.trim ? RBDX_NBD_FLAG_SEND_TRIM : 0;
+  f |= c.zero ? RBDX_NBD_FLAG_SEND_WRITE_ZEROES : 0;
+  f |= c.fast_zero ? RBDX_NBD_FLAG_SEND_FAST_ZERO : 0;
+  f |= c.multi_conn ? RBDX_NBD_FLAG_CAN_MULTI_CONN : 0;
+  return f;
 }
 
 /* Open a connection and serve it on @p fd (taken in every case).
@@ -213,7 +211,7 @@ open_served (struct engine *e, int fd, char *err, size_t errlen)
   struct rbdx_conn *conn;
   int r;
 
-  r = rbdx_conn_open (&e->opts, &e->opts.spec, e->pinned ? &e->pin : NULL,
+  r = rbdx_conn_open (&e->opts, &e->opts.spec, rbdx_options_pin (&e->opts),
                       e->readonly, &conn, err, errlen);
   if (r < 0) {
     close (fd);
@@ -243,48 +241,59 @@ full (char *err, size_t errlen)
   return true;
 }
 
-/* One control message: "CONNECT".  @return false at the client's end
- * (or after the idle timeout). */
+/* Send the answer "ERR ERRNO MESSAGE" (common/control.h). */
+static void
+control_refuse (int cfd, int errnum, const char *why)
+{
+  char reply[RBDX_CONTROL_MSG_MAX];
+
+  snprintf (reply, sizeof reply, RBDX_CONTROL_ERR_FMT, errnum, why);
+  send (cfd, reply, strlen (reply), MSG_NOSIGNAL);
+}
+
+/* One control message (common/control.h): exactly the word CONNECT,
+ * compared over all the bytes received (MSG_TRUNC gives the length of a
+ * longer message), so "CONNECT\0junk" or "CONNECTX" is an unknown
+ * request.  @return false at the client's end (or after the idle
+ * timeout). */
 static bool
 control_message (struct engine *e, int cfd)
 {
-  char msg[64], reply[1024], err[512] = "", id[320];
+  char msg[64], reply[RBDX_CONTROL_MSG_MAX], err[512] = "", id[320];
   struct rbdx_conn *conn;
-  ssize_t n = recv (cfd, msg, sizeof msg - 1, 0);
+  ssize_t n = recv (cfd, msg, sizeof msg, MSG_TRUNC);
   int sv[2];
 
   if (n <= 0)
     return false;
-  msg[n] = '\0';
-  if (strcmp (msg, "CONNECT") != 0) {
-    snprintf (reply, sizeof reply, "ERR %d unknown request", EINVAL);
-    send (cfd, reply, strlen (reply), MSG_NOSIGNAL);
+  if ((size_t) n > sizeof msg ||
+      !rbdx_control_is (msg, (size_t) n, RBDX_CONTROL_CONNECT)) {
+    control_refuse (cfd, EINVAL, "unknown request");
     return true;
   }
   if (full (err, sizeof err)) {
-    snprintf (reply, sizeof reply, "ERR %d %s", EBUSY, err);
-    send (cfd, reply, strlen (reply), MSG_NOSIGNAL);
+    control_refuse (cfd, EBUSY, err);
     return true;
   }
   if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-    snprintf (reply, sizeof reply, "ERR %d socketpair: %s", errno,
-              strerror (errno));
-    send (cfd, reply, strlen (reply), MSG_NOSIGNAL);
+    int saved = errno;
+
+    snprintf (err, sizeof err, "socketpair: %s", strerror (saved));
+    control_refuse (cfd, saved, err);
     return true;
   }
   conn = open_served (e, sv[0], err, sizeof err);
   if (!conn) {
     rbdx_error ("rbdx-engine: %s", err);
-    snprintf (reply, sizeof reply, "ERR %d %s", EIO, err);
-    send (cfd, reply, strlen (reply), MSG_NOSIGNAL);
+    control_refuse (cfd, EIO, err);
     close (sv[1]);
     return true;
   }
   /* conn is served now; it is read here only for what it stated at
    * open, which does not change. */
   rbdx_ident_format (&conn->ctx->ident, id, sizeof id);
-  snprintf (reply, sizeof reply, "OK %" PRIu64 " %u %" PRIu32 " %s",
-            export_size (e, conn), (unsigned) rbdx_engine_flags (conn),
+  snprintf (reply, sizeof reply, RBDX_CONTROL_OK_FMT,
+            rbdx_export_size (&e->opts, conn), (unsigned) export_flags (conn),
             rbdx_request_min_block (), id);
   if (rbdx_send_fd (cfd, reply, sv[1]) < 0)
     rbdx_error ("rbdx-engine: cannot answer the supervisor: %m");
@@ -296,10 +305,10 @@ control_message (struct engine *e, int cfd)
 static void
 oldstyle_serve (struct engine *e, int fd)
 {
-  unsigned char g[152] = "NBDMAGIC";
+  unsigned char g[RBDX_NBD_OLDSTYLE_SIZE] = RBDX_NBD_INIT_MAGIC;
   char err[512];
   struct rbdx_conn *conn;
-  uint64_t magic = 0x00420281861253ULL, size;
+  uint64_t magic = RBDX_NBD_OLDSTYLE_MAGIC, size;
   int i;
 
   if (full (err, sizeof err)) {
@@ -307,20 +316,20 @@ oldstyle_serve (struct engine *e, int fd)
     close (fd);
     return;
   }
-  if (rbdx_conn_open (&e->opts, &e->opts.spec, e->pinned ? &e->pin : NULL,
+  if (rbdx_conn_open (&e->opts, &e->opts.spec, rbdx_options_pin (&e->opts),
                       e->readonly, &conn, err, sizeof err) < 0) {
     rbdx_error ("rbdx-engine: %s", err);
     close (fd);
     return;
   }
-  size = export_size (e, conn);
+  size = rbdx_export_size (&e->opts, conn);
   for (i = 0; i < 8; i++) {
     g[8 + i] = (unsigned char) (magic >> (56 - 8 * i));
     g[16 + i] = (unsigned char) (size >> (56 - 8 * i));
   }
   /* 32 bits of flags: the transmission flags in the low 16. */
-  g[26] = (unsigned char) (rbdx_engine_flags (conn) >> 8);
-  g[27] = (unsigned char) rbdx_engine_flags (conn);
+  g[26] = (unsigned char) (export_flags (conn) >> 8);
+  g[27] = (unsigned char) export_flags (conn);
   if (send (fd, g, sizeof g, MSG_NOSIGNAL) != (ssize_t) sizeof g ||
       rbdx_engine_serve (fd, conn) < 0) {
     rbdx_conn_close (conn);

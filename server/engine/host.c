@@ -12,7 +12,8 @@
 
 #include "rbdx/log.h"
 
-#include "engine.h"
+#include "host.h"
+#include "reader.h"
 
 static bool verbose;
 
@@ -68,7 +69,7 @@ rbdx_sleep_ns (uint64_t ns)
     uint64_t step = ns < 100000000 ? ns : 100000000;
     struct timespec ts = { 0, (long) step };
 
-    if (rbdx_engine_stopping ()) {
+    if (econn_stopping ()) {
       errno = ESHUTDOWN;
       return -1;
     }

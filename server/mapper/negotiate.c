@@ -14,6 +14,7 @@
 #include <libnbd.h>
 #include <linux/nbd.h>
 
+#include "common/control.h"
 #include "negotiate.h"
 
 /* Not in linux/nbd.h of every release; values from the NBD spec. */
@@ -65,7 +66,7 @@ identity_of (struct nbd_handle *h, char *buf, size_t len)
 }
 
 /* One connection from the built-in engine's control socket at @p path
- * (server/engine/engine.c: "CONNECT", answered "OK SIZE FLAGS MIN_BLOCK
+ * (common/control.h: "CONNECT", answered "OK SIZE FLAGS MIN_BLOCK
  * IDENTITY" with the socket attached, or "ERR ERRNO MESSAGE"). */
 static int
 engine_connect (const char *path, int *fd_out, struct rbdx_export *exp,
@@ -106,7 +107,8 @@ engine_connect (const char *path, int *fd_out, struct rbdx_export *exp,
     struct timeval tv = { ENGINE_TIMEOUT_S, 0 };
     setsockopt (c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   }
-  if (send (c, "CONNECT", 7, MSG_NOSIGNAL) != 7 ||
+  if (send (c, RBDX_CONTROL_CONNECT, strlen (RBDX_CONTROL_CONNECT),
+            MSG_NOSIGNAL) != (ssize_t) strlen (RBDX_CONTROL_CONNECT) ||
       (n = recvmsg (c, &mh, MSG_CMSG_CLOEXEC)) <= 0) {
     snprintf (errbuf, sizeof errbuf, "the engine did not answer: %s",
               strerror (errno ? errno : EPIPE));
@@ -120,11 +122,13 @@ engine_connect (const char *path, int *fd_out, struct rbdx_export *exp,
   for (cm = CMSG_FIRSTHDR (&mh); cm; cm = CMSG_NXTHDR (&mh, cm))
     if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
       memcpy (&fd, CMSG_DATA (cm), sizeof fd);
-  if (strncmp (msg, "OK ", 3) != 0 || fd < 0 ||
-      sscanf (msg + 3, "%llu %u %u %319s", &size, &flags, &min_block,
-              ident) < 3) {
-    const char *text = strncmp (msg, "ERR ", 4) == 0 ? strchr (msg + 4, ' ')
-                       : NULL;
+  if (strncmp (msg, RBDX_CONTROL_OK, strlen (RBDX_CONTROL_OK)) != 0 ||
+      fd < 0 ||
+      sscanf (msg + strlen (RBDX_CONTROL_OK), "%llu %u %u %319s", &size,
+              &flags, &min_block, ident) < 3) {
+    const char *text = strncmp (msg, RBDX_CONTROL_ERR,
+                                strlen (RBDX_CONTROL_ERR)) == 0
+                       ? strchr (msg + strlen (RBDX_CONTROL_ERR), ' ') : NULL;
     snprintf (errbuf, sizeof errbuf, "%.400s", text ? text + 1 : msg);
     if (fd >= 0)
       close (fd);

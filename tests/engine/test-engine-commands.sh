@@ -21,7 +21,9 @@
 #   - the control socket: CONNECT answers "OK SIZE FLAGS MIN_BLOCK
 #     IDENTITY" with a socket in the transmission phase (identity = pool
 #     id/image id of the image), on which raw NBD write, read, flush and
-#     disconnect work; an unknown request gets "ERR";
+#     disconnect work; an unknown request gets "ERR", and so do
+#     "CONNECT\0junk", "CONNECTX" and other near misses (the whole
+#     message must be the word), after which CONNECT still works;
 #   - --readonly: writes get EPERM, reads work; a snapshot spec serves the
 #     snapshot's data;
 #   - SIGTERM, with metrics_file= (whose writer thread must not take the
@@ -172,6 +174,19 @@ assert s.recv(1) == b""
 c2 = connect()
 c2.send(b"HELLO")
 assert c2.recv(1024).startswith(b"ERR "), "no ERR for an unknown request"
+# The request word is compared over the whole message: trailing bytes
+# (after a NUL too), a longer word, a shorter one and a message longer
+# than the engine's buffer are refused, with no socket attached, and
+# the control connection stays usable.
+for bad in (b"CONNECT\0junk", b"CONNECTX", b"CONNECT\n", b"CONNEC",
+            b"CONNECT" + b"\0" * 200):
+    c2.send(bad)
+    msg, fds, _, _ = socket.recv_fds(c2, 1024, 1)
+    assert msg.startswith(b"ERR ") and not fds, (bad, msg, fds)
+c2.send(b"CONNECT")
+msg, fds, _, _ = socket.recv_fds(c2, 1024, 1)
+assert msg.startswith(b"OK ") and len(fds) == 1, msg
+os.close(fds[0])
 open(os.environ.get("D", "/tmp") + "/ctl-data", "wb").write(data)
 PY
 kill "$ctl_pid"

@@ -14,7 +14,8 @@
 #     rbdx_request_errors_by_errno_total;
 #   - with `rbd config image set ... rbd_qos_iops_limit` the QoS wait time
 #     grows;
-#   - the file is rewritten after the server stops (final counts);
+#   - the file is rewritten after the server stops (final counts), and
+#     passes metrics-check.py (case C27);
 #   - `rbdx status` of a mapping whose server wrote that file shows its
 #     counts and the supervisor's (plain and JSON).
 . "$RBDX_TESTS/lib.sh"
@@ -94,6 +95,15 @@ python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > 0.3 else 1)' "$waited
 stop_server "$d/s.sock"
 final=$(metric "$d/rbdx.prom" rbdx_requests_total 'op="read"')
 [ "$final" -ge $((reads + 60)) ] || fail "the final write lacks the last reads ($final)"
+# The strict format check of C27 (test-c27-metrics-format.sh) on this
+# file too; exit 2: no prometheus_client to check with.
+rc=0
+"$RBDX_TESTS/lifecycle/metrics-check.py" "$d/rbdx.prom" || rc=$?
+case $rc in
+  0) say "the final file passes metrics-check.py" ;;
+  2) say "python3-prometheus-client is not installed: format not checked" ;;
+  *) fail "the final metrics file is not strict Prometheus text (above)" ;;
+esac
 
 # `rbdx status` reads such a file for a mapping (the mapper's own server
 # writes one): a mapping's state pointing at it, in a run directory of

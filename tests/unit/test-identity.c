@@ -4,7 +4,10 @@
  * Proves that rbdx_ident_format and rbdx_ident_parse round-trip every
  * form (head and snapshot, with and without a namespace), that equality
  * looks at every part, and that malformed text is rejected with -EINVAL
- * leaving the output untouched.
+ * leaving the output untouched; and that identity= is an ordinary
+ * parameter of include/rbdx/options.h: stored, refused when malformed or
+ * given twice, and checked against image= and pool= by
+ * rbdx_options_complete.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -16,6 +19,7 @@
 #include <cmocka.h>
 
 #include "rbdx/identity.h"
+#include "rbdx/options.h"
 
 static void
 roundtrip (const char *text, int64_t pool, const char *ns, const char *image,
@@ -86,6 +90,68 @@ test_malformed (void **state)
   }
 }
 
+/* Complete options of image @p image with identity @p id; the result. */
+static int
+complete_pinned (const char *image, const char *pool, const char *id,
+                 char *err, size_t errlen)
+{
+  struct rbdx_options o = { 0 };
+  int r;
+
+  if (image)
+    assert_int_equal (rbdx_options_set (&o, "image", image, err, errlen), 0);
+  if (pool)
+    assert_int_equal (rbdx_options_set (&o, "pool", pool, err, errlen), 0);
+  assert_int_equal (rbdx_options_set (&o, "identity", id, err, errlen), 0);
+  assert_true (o.identity_set);
+  assert_ptr_equal (rbdx_options_pin (&o), &o.identity);
+  r = rbdx_options_complete (&o, err, errlen);
+  rbdx_options_free (&o);
+  return r;
+}
+
+static void
+test_option (void **state)
+{
+  struct rbdx_options o = { 0 };
+  char err[256];
+
+  assert_null (rbdx_options_pin (&o));
+  assert_int_equal (rbdx_options_set (&o, "identity", "3/ns/abc@7", err,
+                                      sizeof err), 0);
+  assert_int_equal (o.identity.pool_id, 3);
+  assert_string_equal (o.identity.ns, "ns");
+  assert_string_equal (o.identity.image_id, "abc");
+  assert_int_equal (o.identity.snap_id, 7);
+  assert_int_equal (rbdx_options_set (&o, "identity", "3/abc", err,
+                                      sizeof err), -EINVAL);
+  assert_non_null (strstr (err, "twice"));
+  rbdx_options_free (&o);
+
+  assert_int_equal (rbdx_options_set (&o, "identity", "2/", err, sizeof err),
+                    -EINVAL);
+  assert_non_null (strstr (err, "identity='2/': expected POOLID"));
+  assert_false (o.identity_set);
+  rbdx_options_free (&o);
+
+  assert_int_equal (complete_pinned ("rbd/x", NULL, "1/abc", err,
+                                     sizeof err), 0);
+  assert_int_equal (complete_pinned ("rbd/x@s", NULL, "1/abc@4", err,
+                                     sizeof err), 0);
+  /* A head identity for a snapshot, a snapshot identity for a head, no
+   * image, pool=: each refused. */
+  assert_int_equal (complete_pinned ("rbd/x@s", NULL, "1/abc", err,
+                                     sizeof err), -EINVAL);
+  assert_non_null (strstr (err, "identity= pins"));
+  assert_int_equal (complete_pinned ("rbd/x", NULL, "1/abc@4", err,
+                                     sizeof err), -EINVAL);
+  assert_int_equal (complete_pinned (NULL, "rbd", "1/abc", err, sizeof err),
+                    -EINVAL);
+  assert_int_equal (complete_pinned ("x", "rbd", "1/abc", err, sizeof err),
+                    -EINVAL);
+  assert_non_null (strstr (err, "without pool="));
+}
+
 int
 main (void)
 {
@@ -93,6 +159,7 @@ main (void)
     cmocka_unit_test (test_roundtrip),
     cmocka_unit_test (test_equal),
     cmocka_unit_test (test_malformed),
+    cmocka_unit_test (test_option),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -1,26 +1,33 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/engine/conn.c: the request side of an engine connection
- * (engine.h, engine-conn.h).
+/* server/engine/reader.c: what the reader thread of an engine
+ * connection runs (reader.h).
  *
  * A reader thread per connection reads what the socket has, parses every
  * complete request in its buffer and submits each with rbdx_ctx_aio
- * (QoS may make it sleep first: back-pressure on this connection only);
- * the replies are engine-reply.c's.  When the client disconnects, the
- * socket fails or the engine stops, the reader waits until every request
- * in flight was answered, then closes the connection.
+ * (a request QoS must delay is kept and submitted when due: the reader
+ * never sleeps); the replies are written by librbd's callback (reply.c),
+ * and what the socket did not take then is written here.  When the
+ * client disconnects, the socket fails or the engine stops, the reader
+ * waits until every request in flight was answered, then closes the
+ * connection.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "engine.h"
+#include "rbdx/log.h"
+#include "rbdx/qos.h"
+#include "rbdx/request.h"
+
 #include "econn.h"
+#include "reader.h"
+#include "reply.h"
 
 /* At the end of a connection: how often the reader looks whether the
  * engine stopped, and how long a stopping engine keeps replies for a
@@ -28,32 +35,113 @@
 #define WAIT_SLICE_MS 100
 #define STOP_GRACE_MS 5000
 
-static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static struct econn *reg;
+/* Set once, when the engine stops (conns.c); read by every reader. */
 static atomic_bool stopping;
 
 bool
-rbdx_engine_stopping (void)
+econn_stopping (void)
 {
   return atomic_load (&stopping);
 }
 
-uint16_t
-rbdx_engine_flags (const struct rbdx_conn *conn)
+void
+econn_set_stopping (void)
 {
-  uint16_t f = RBDX_NBD_FLAG_HAS_FLAGS | RBDX_NBD_FLAG_SEND_FLUSH;
-
-  /* As nbdkit: a read-only export advertises no FUA, trim or zeroes. */
-  if (conn->ctx->readonly)
-    f |= RBDX_NBD_FLAG_READ_ONLY;
-  else
-    f |= RBDX_NBD_FLAG_SEND_FUA | RBDX_NBD_FLAG_SEND_TRIM |
-         RBDX_NBD_FLAG_SEND_WRITE_ZEROES | RBDX_NBD_FLAG_SEND_FAST_ZERO;
-  if (conn->multi_conn)
-    f |= RBDX_NBD_FLAG_CAN_MULTI_CONN;
-  return f;
+  atomic_store (&stopping, true);
 }
+
+/* Flushes owed for FUA (aio_done), submitted from the reader thread. */
+static void
+run_deferred (struct econn *ec)
+{
+  struct ereq *list, *rq;
+
+  pthread_mutex_lock (&ec->lock);
+  list = ec->deferred;
+  ec->deferred = NULL;
+  pthread_mutex_unlock (&ec->lock);
+  while ((rq = list)) {
+    list = rq->next;
+    rq->aio.op = RBDX_OP_FLUSH;
+    econn_submit (ec, rq, ec->conn->wctx);
+  }
+}
+
+/* Write queued replies while the socket takes them (all of them are
+ * dropped once the socket failed). */
+static void
+flush_output (struct econn *ec)
+{
+  struct ereq *done = NULL, *rq;
+
+  pthread_mutex_lock (&ec->lock);
+  while ((rq = ec->out_head) && econn_send_some (ec, rq)) {
+    ec->out_head = rq->next;
+    if (!ec->out_head)
+      ec->out_tail = NULL;
+    econn_retire (ec, rq);
+    rq->next = done;
+    done = rq;
+  }
+  if (ec->dead) {
+    while ((rq = ec->out_head)) {
+      ec->out_head = rq->next;
+      econn_retire (ec, rq);
+      rq->next = done;
+      done = rq;
+    }
+    ec->out_tail = NULL;
+  }
+  pthread_mutex_unlock (&ec->lock);
+  while ((rq = done)) {
+    done = rq->next;
+    ereq_free (rq);
+  }
+}
+
+/* Wait until the socket is readable (when @p want_in), the eventfd
+ * fires, queued output can move or @p timeout_ms passed (-1: no limit);
+ * then do the output and deferred work.  @return false when the socket
+ * failed. */
+static bool
+wait_io (struct econn *ec, bool want_in, int timeout_ms)
+{
+  struct pollfd p[2];
+  bool out, dead;
+  uint64_t v;
+
+  pthread_mutex_lock (&ec->lock);
+  out = ec->out_head != NULL;
+  dead = ec->dead;
+  pthread_mutex_unlock (&ec->lock);
+  /* A dead socket is left out: its POLLHUP would make this spin while
+   * requests finish in librbd. */
+  p[0].fd = dead ? -1 : ec->fd;
+  p[0].events = (short) ((want_in ? POLLIN : 0) | (out ? POLLOUT : 0));
+  p[0].revents = 0;
+  p[1].fd = ec->efd;
+  p[1].events = POLLIN;
+  if (poll (p, 2, timeout_ms) < 0 && errno != EINTR)
+    return false;
+  if (p[1].revents & POLLIN) {
+    ssize_t r = read (ec->efd, &v, sizeof v);
+    (void) r;
+  }
+  /* The peer is gone (and no data is wanted): nothing can be sent. */
+  if (!want_in && (p[0].revents & (POLLHUP | POLLERR))) {
+    pthread_mutex_lock (&ec->lock);
+    ec->dead = true;
+    pthread_mutex_unlock (&ec->lock);
+  }
+  run_deferred (ec);
+  if (out || (p[0].revents & (POLLOUT | POLLHUP | POLLERR)))
+    flush_output (ec);
+  pthread_mutex_lock (&ec->lock);
+  dead = ec->dead;
+  pthread_mutex_unlock (&ec->lock);
+  return !dead && !(p[0].revents & POLLNVAL);
+}
+
 static bool
 read_full (struct econn *ec, unsigned char *buf, size_t len)
 {
@@ -70,7 +158,7 @@ read_full (struct econn *ec, unsigned char *buf, size_t len)
       continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK)
       return false;
-    if (!econn_wait_io (ec, true, -1))
+    if (!wait_io (ec, true, -1))
       return false;
   }
   return true;
@@ -162,32 +250,32 @@ protocol_check (const struct econn *ec, uint16_t type, uint16_t flags,
   bool ro = ec->conn->ctx->readonly;
 
   switch (type) {
-  case NBD_CMD_READ: case NBD_CMD_WRITE: case NBD_CMD_TRIM:
-  case NBD_CMD_WRITE_ZEROES:
+  case RBDX_NBD_CMD_READ: case RBDX_NBD_CMD_WRITE: case RBDX_NBD_CMD_TRIM:
+  case RBDX_NBD_CMD_WRITE_ZEROES:
     if (count == 0)
-      return type == NBD_CMD_WRITE || type == NBD_CMD_WRITE_ZEROES
+      return type == RBDX_NBD_CMD_WRITE || type == RBDX_NBD_CMD_WRITE_ZEROES
              ? ENOSPC : EINVAL;
     break;
-  case NBD_CMD_FLUSH:
+  case RBDX_NBD_CMD_FLUSH:
     if (offset != 0 || count != 0)
       return EINVAL;
     break;
   default:
     return EINVAL;            /* not advertised: CACHE, BLOCK_STATUS, ... */
   }
-  if (flags & ~(NBD_CMD_FLAG_FUA | NBD_CMD_FLAG_NO_HOLE |
-                NBD_CMD_FLAG_FAST_ZERO))
+  if (flags & ~(RBDX_NBD_CMD_FLAG_FUA | RBDX_NBD_CMD_FLAG_NO_HOLE |
+                RBDX_NBD_CMD_FLAG_FAST_ZERO))
     return EINVAL;            /* unknown, DF, REQ_ONE */
-  if ((flags & (NBD_CMD_FLAG_NO_HOLE | NBD_CMD_FLAG_FAST_ZERO)) &&
-      type != NBD_CMD_WRITE_ZEROES)
+  if ((flags & (RBDX_NBD_CMD_FLAG_NO_HOLE | RBDX_NBD_CMD_FLAG_FAST_ZERO)) &&
+      type != RBDX_NBD_CMD_WRITE_ZEROES)
     return EINVAL;
-  if ((type == NBD_CMD_READ || type == NBD_CMD_WRITE) &&
+  if ((type == RBDX_NBD_CMD_READ || type == RBDX_NBD_CMD_WRITE) &&
       count > RBDX_MAX_BLOCK)
     return EINVAL;            /* block size constraints: the maximum */
-  if (ro && (type == NBD_CMD_WRITE || type == NBD_CMD_TRIM ||
-             type == NBD_CMD_WRITE_ZEROES))
+  if (ro && (type == RBDX_NBD_CMD_WRITE || type == RBDX_NBD_CMD_TRIM ||
+             type == RBDX_NBD_CMD_WRITE_ZEROES))
     return EPERM;
-  if (ro && (flags & NBD_CMD_FLAG_FUA))
+  if (ro && (flags & RBDX_NBD_CMD_FLAG_FUA))
     return EINVAL;            /* FUA is not advertised read-only */
   return 0;
 }
@@ -199,16 +287,16 @@ dispatch (struct econn *ec, struct ereq *rq, uint16_t type, uint64_t offset,
           uint32_t count)
 {
   struct rbdx_conn *c = ec->conn;
-  bool write = type != NBD_CMD_READ && type != NBD_CMD_FLUSH;
-  struct rbdx_ctx *ctx = type == NBD_CMD_READ ? c->rctx : c->wctx;
+  bool write = type != RBDX_NBD_CMD_READ && type != RBDX_NBD_CMD_FLUSH;
+  struct rbdx_ctx *ctx = type == RBDX_NBD_CMD_READ ? c->rctx : c->wctx;
   int64_t wait;
   int e;
 
   rq->aio.offset = offset;
   rq->aio.count = count;
-  rq->aio.fua = rq->flags & NBD_CMD_FLAG_FUA;
-  rq->aio.may_hole = !(rq->flags & NBD_CMD_FLAG_NO_HOLE);
-  if (type == NBD_CMD_FLUSH) {
+  rq->aio.fua = rq->flags & RBDX_NBD_CMD_FLAG_FUA;
+  rq->aio.may_hole = !(rq->flags & RBDX_NBD_CMD_FLAG_NO_HOLE);
+  if (type == RBDX_NBD_CMD_FLUSH) {
     if (c->ctx->readonly)
       econn_reply (rq, 0);    /* nothing was written */
     else
@@ -216,14 +304,14 @@ dispatch (struct econn *ec, struct ereq *rq, uint16_t type, uint64_t offset,
     return;
   }
   e = rbdx_request_check (ctx, rq->op, count, offset,
-                          rq->flags & NBD_CMD_FLAG_FAST_ZERO,
+                          rq->flags & RBDX_NBD_CMD_FLAG_FAST_ZERO,
                           rq->aio.may_hole);
   if (e) {
     econn_reply (rq, e);
     return;
   }
   wait = rbdx_qos_reserve (c->qos, write, count, &c->metrics.qos_wait_ns);
-  if (wait > 0 && !rbdx_engine_stopping ())
+  if (wait > 0 && !econn_stopping ())
     delay (ec, rq, ctx, wait);
   else
     econn_submit (ec, rq, ctx);
@@ -248,7 +336,7 @@ discard (struct econn *ec, size_t len, size_t avail)
   return used;
 }
 
-/* Parse one request at @p p (NBD_REQUEST_SIZE bytes).  A write's
+/* Parse one request at @p p (RBDX_NBD_REQUEST_SIZE bytes).  A write's
  * payload: the @p avail bytes after the header, then the socket.
  * @return bytes of @p p consumed, 0 to stop (disconnect, bad magic,
  * socket failure). */
@@ -260,15 +348,15 @@ handle (struct econn *ec, const unsigned char *p, size_t avail)
   uint64_t handle = get64 (p + 8), offset = get64 (p + 16);
   uint32_t count = get32 (p + 24);
   struct ereq *rq;
-  size_t used = NBD_REQUEST_SIZE, have;
+  size_t used = RBDX_NBD_REQUEST_SIZE, have;
   int e;
 
-  if (get32 (p) != NBD_REQUEST_MAGIC) {
+  if (get32 (p) != RBDX_NBD_REQUEST_MAGIC) {
     rbdx_error ("rbdx: %s: bad request magic 0x%08" PRIx32 ": closing the "
                 "connection", ec->conn->ctx->name, get32 (p));
     return 0;
   }
-  if (type == NBD_CMD_DISC)
+  if (type == RBDX_NBD_CMD_DISC)
     return 0;
   rq = calloc (1, sizeof *rq);
   if (!rq)
@@ -278,21 +366,21 @@ handle (struct econn *ec, const unsigned char *p, size_t avail)
   rq->flags = flags;
   rq->t0 = rbdx_metrics_begin (&ec->conn->metrics);
   switch (type) {
-  case NBD_CMD_WRITE: rq->op = RBDX_OP_WRITE; rq->aio.op = RBDX_AIO_WRITE; break;
-  case NBD_CMD_FLUSH: rq->op = RBDX_OP_FLUSH; rq->aio.op = RBDX_AIO_FLUSH; break;
-  case NBD_CMD_TRIM: rq->op = RBDX_OP_TRIM; rq->aio.op = RBDX_AIO_DISCARD; break;
-  case NBD_CMD_WRITE_ZEROES: rq->op = RBDX_OP_ZERO; rq->aio.op = RBDX_AIO_ZERO; break;
-  default: rq->op = RBDX_OP_READ; rq->aio.op = RBDX_AIO_READ; break;
+  case RBDX_NBD_CMD_WRITE: rq->op = RBDX_OP_WRITE; rq->aio.op = RBDX_OP_WRITE; break;
+  case RBDX_NBD_CMD_FLUSH: rq->op = RBDX_OP_FLUSH; rq->aio.op = RBDX_OP_FLUSH; break;
+  case RBDX_NBD_CMD_TRIM: rq->op = RBDX_OP_TRIM; rq->aio.op = RBDX_OP_TRIM; break;
+  case RBDX_NBD_CMD_WRITE_ZEROES: rq->op = RBDX_OP_ZERO; rq->aio.op = RBDX_OP_ZERO; break;
+  default: rq->op = RBDX_OP_READ; rq->aio.op = RBDX_OP_READ; break;
   }
   /* In flight from here.  Only reads and writes hold a buffer: a trim
    * or a zero of gigabytes takes no memory and no room. */
-  rq->bytes = type == NBD_CMD_FLUSH ? 0 : count;
-  rq->mem = type == NBD_CMD_READ || type == NBD_CMD_WRITE ? count : 0;
+  rq->bytes = type == RBDX_NBD_CMD_FLUSH ? 0 : count;
+  rq->mem = type == RBDX_NBD_CMD_READ || type == RBDX_NBD_CMD_WRITE ? count : 0;
   account (ec, rq);
   e = protocol_check (ec, type, flags, offset, count);
   if (e) {
     /* A write's payload is taken off the socket whatever the answer. */
-    if (type == NBD_CMD_WRITE) {
+    if (type == RBDX_NBD_CMD_WRITE) {
       size_t d = discard (ec, count, avail);
       if (d == (size_t) -1) {
         rq->uncounted = true;
@@ -305,15 +393,15 @@ handle (struct econn *ec, const unsigned char *p, size_t avail)
     econn_reply (rq, e);
     return used;
   }
-  if (type == NBD_CMD_READ) {
-    rq->buf = malloc (NBD_REPLY_SIZE + (size_t) count);
+  if (type == RBDX_NBD_CMD_READ) {
+    rq->buf = malloc (RBDX_NBD_REPLY_SIZE + (size_t) count);
     if (!rq->buf) {
       econn_reply (rq, ENOMEM);
       return used;
     }
-    rq->aio.buf = rq->buf + NBD_REPLY_SIZE;
+    rq->aio.buf = rq->buf + RBDX_NBD_REPLY_SIZE;
   }
-  else if (type == NBD_CMD_WRITE) {
+  else if (type == RBDX_NBD_CMD_WRITE) {
     unsigned char *b = malloc (count);
 
     have = avail < count ? avail : count;
@@ -322,7 +410,7 @@ handle (struct econn *ec, const unsigned char *p, size_t avail)
       econn_reply (rq, ENOMEM);
       return d == (size_t) -1 ? 0 : used + d;
     }
-    memcpy (b, p + NBD_REQUEST_SIZE, have);
+    memcpy (b, p + RBDX_NBD_REQUEST_SIZE, have);
     used += have;
     rq->buf = b;
     if (have < count && !read_full (ec, b + have, count - have)) {
@@ -336,10 +424,8 @@ handle (struct econn *ec, const unsigned char *p, size_t avail)
   return used;
 }
 
-/* The reader thread: read, parse, submit; at the end wait until every
- * request was answered, then close. */
-static void *
-reader (void *arg)
+void *
+econn_reader (void *arg)
 {
   struct econn *ec = arg;
   unsigned char *buf = malloc (RECV_BUF);
@@ -349,17 +435,17 @@ reader (void *arg)
   while (go) {
     ssize_t n;
 
-    run_due (ec, rbdx_engine_stopping ());
+    run_due (ec, econn_stopping ());
     /* The in-flight limit holds per request, not per buffer: a buffer
      * may hold thousands of headers.  Delayed requests count. */
     if (!room (ec)) {
-      go = econn_wait_io (ec, false, due_ms (ec));
+      go = wait_io (ec, false, due_ms (ec));
       continue;
     }
-    if (have - off >= NBD_REQUEST_SIZE) {
+    if (have - off >= RBDX_NBD_REQUEST_SIZE) {
       /* A write's payload is read here whole, so the buffer only ever
        * holds headers and small payloads. */
-      size_t used = handle (ec, buf + off, have - off - NBD_REQUEST_SIZE);
+      size_t used = handle (ec, buf + off, have - off - RBDX_NBD_REQUEST_SIZE);
       if (used == 0)
         break;
       off += used;
@@ -375,7 +461,7 @@ reader (void *arg)
       if (errno == EINTR)
         continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        go = econn_wait_io (ec, true, due_ms (ec));
+        go = wait_io (ec, true, due_ms (ec));
         continue;
       }
       break;
@@ -400,18 +486,18 @@ reader (void *arg)
     pthread_mutex_unlock (&ec->lock);
     if (idle)
       break;
-    if (!econn_wait_io (ec, false, WAIT_SLICE_MS))
+    if (!wait_io (ec, false, WAIT_SLICE_MS))
       drop = true;
-    else if (rbdx_engine_stopping () && (waited += WAIT_SLICE_MS) > STOP_GRACE_MS)
+    else if (econn_stopping () && (waited += WAIT_SLICE_MS) > STOP_GRACE_MS)
       drop = true;
     if (drop) {
       pthread_mutex_lock (&ec->lock);
       ec->dead = true;
       pthread_mutex_unlock (&ec->lock);
-      econn_flush_output (ec);      /* drops what was queued */
+      flush_output (ec);      /* drops what was queued */
     }
   }
-  econn_flush_output (ec);
+  flush_output (ec);
   pthread_mutex_lock (&ec->lock);
   ec->closed = true;
   close (ec->fd);
@@ -420,94 +506,4 @@ reader (void *arg)
   ec->conn = NULL;
   atomic_store (&ec->finished, true);
   return NULL;
-}
-
-unsigned
-rbdx_engine_open_count (void)
-{
-  struct econn *ec;
-  unsigned n = 0;
-
-  pthread_mutex_lock (&reg_lock);
-  for (ec = reg; ec; ec = ec->next)
-    n += !atomic_load (&ec->finished);
-  pthread_mutex_unlock (&reg_lock);
-  return n;
-}
-
-/* Join and free connections whose thread is done; with @p all, wait
- * for every one. */
-static void
-reap (bool all)
-{
-  struct econn **pp, *ec;
-
-  pthread_mutex_lock (&reg_lock);
-  pp = &reg;
-  while ((ec = *pp)) {
-    if (all || atomic_load (&ec->finished)) {
-      *pp = ec->next;
-      pthread_join (ec->thread, NULL);
-      close (ec->efd);
-      pthread_mutex_destroy (&ec->lock);
-      free (ec);
-    }
-    else
-      pp = &ec->next;
-  }
-  pthread_mutex_unlock (&reg_lock);
-}
-
-int
-rbdx_engine_serve (int fd, struct rbdx_conn *conn)
-{
-  struct econn *ec;
-  int r;
-
-  reap (false);
-  ec = calloc (1, sizeof *ec);
-  if (!ec)
-    return -ENOMEM;
-  ec->fd = fd;
-  ec->conn = conn;
-  ec->efd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (ec->efd < 0) {
-    r = -errno;
-    free (ec);
-    return r;
-  }
-  pthread_mutex_init (&ec->lock, NULL);
-  pthread_mutex_lock (&reg_lock);
-  /* Under reg_lock: stop_all sets stopping under it before it reaps. */
-  r = atomic_load (&stopping) ? -ESHUTDOWN
-      : -pthread_create (&ec->thread, NULL, reader, ec);
-  if (r == 0) {
-    ec->next = reg;
-    reg = ec;
-  }
-  pthread_mutex_unlock (&reg_lock);
-  if (r < 0) {
-    close (ec->efd);
-    pthread_mutex_destroy (&ec->lock);
-    free (ec);
-  }
-  return r;
-}
-
-void
-rbdx_engine_stop_all (void)
-{
-  struct econn *ec;
-
-  pthread_mutex_lock (&reg_lock);
-  atomic_store (&stopping, true);
-  for (ec = reg; ec; ec = ec->next) {
-    pthread_mutex_lock (&ec->lock);
-    if (!ec->closed)
-      shutdown (ec->fd, SHUT_RD);
-    pthread_mutex_unlock (&ec->lock);
-    econn_wake (ec);
-  }
-  pthread_mutex_unlock (&reg_lock);
-  reap (true);
 }
