@@ -21,11 +21,32 @@
  * for an NBD client waiting on a handshake). */
 #define RBDX_MOUNT_TIMEOUT_S "30"
 
+/** Threads of one rados client (Ceph 16 option names; `ceph config help
+ * NAME`).  Every connection has its own client, so the pools Ceph sizes
+ * for a whole process's I/O are sized here for one connection's queue:
+ *
+ * - ms_async_op_threads (Ceph: 3, "msgr-worker-N"): the messenger's
+ *   event loops.  Each socket to an OSD or monitor is served by one of
+ *   them; one connection's requests are carried by one loop, and N
+ *   connections still get N loops of their own.  Saves 2 threads.
+ * - librados_thread_count (Ceph: 2, "io_context_pool"): the Objecter's
+ *   completion pool; librbd's callbacks are short.  Saves 1 thread.
+ *
+ * Not reducible by configuration in Ceph 16 (measured with
+ * tests/bench/cost): log, service, ms_dispatch, ms_local, ceph_timer,
+ * 4 x safe_timer, taskfin_librbd and tp_librbd (rbd_op_threads, already
+ * 1).  A user who wants Ceph's values back gives ceph.ms_async_op_threads=3
+ * ceph.librados_thread_count=2 (or sets them in the conf file). */
+#define RBDX_MS_ASYNC_OP_THREADS "1"
+#define RBDX_LIBRADOS_THREAD_COUNT "1"
+
 /** Create an unconnected cluster handle configured from @p o.
  *
  * Order: conf file (conf=, else Ceph's default search, honouring
  * $CEPH_CONF), $CEPH_ARGS, keyring= and mon_host=, rbdx's defaults
- * (rbd_cache=false, client_mount_timeout), then every ceph.NAME=VALUE
+ * (rbd_cache=false, client_mount_timeout, and the thread pools above
+ * where the conf file and $CEPH_ARGS left Ceph's default), then every
+ * ceph.NAME=VALUE
  * in the order given, so the user's ceph.* win.
  *
  * @param out  receives the handle; the caller owns it and releases it

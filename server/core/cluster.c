@@ -20,6 +20,38 @@ user_sets (const struct rbdx_options *o, const char *name)
   return false;
 }
 
+/* Thread pools of one rados client sized for one connection's queue
+ * (see cluster.h, RBDX_CLIENT_DEFAULTS).  Each is set only while it
+ * still has Ceph's built-in default, so a value from the conf file or
+ * $CEPH_ARGS stays, and ceph.NAME= (applied later) always wins. */
+static const struct {
+  const char *name, *ceph_default, *rbdx_default;
+} client_defaults[] = {
+  { "ms_async_op_threads", "3", RBDX_MS_ASYNC_OP_THREADS },
+  { "librados_thread_count", "2", RBDX_LIBRADOS_THREAD_COUNT },
+};
+
+static int
+set_client_defaults (const struct rbdx_options *o, rados_t c)
+{
+  char cur[64];
+  size_t i;
+  int r;
+
+  for (i = 0; i < sizeof client_defaults / sizeof client_defaults[0]; i++) {
+    if (user_sets (o, client_defaults[i].name))
+      continue;
+    if (rados_conf_get (c, client_defaults[i].name, cur, sizeof cur) < 0
+        || strcmp (cur, client_defaults[i].ceph_default) != 0)
+      continue;  /* unknown to this Ceph, or set by conf file / env */
+    r = rados_conf_set (c, client_defaults[i].name,
+                        client_defaults[i].rbdx_default);
+    if (r < 0)
+      return r;
+  }
+  return 0;
+}
+
 int
 rbdx_cluster_configure (const struct rbdx_options *o, rados_t *out,
                         char *err, size_t errlen)
@@ -68,6 +100,8 @@ rbdx_cluster_configure (const struct rbdx_options *o, rados_t *out,
   r = rados_conf_set (c, "rbd_cache", "false");
   if (r == 0 && !user_sets (o, "client_mount_timeout"))
     r = rados_conf_set (c, "client_mount_timeout", RBDX_MOUNT_TIMEOUT_S);
+  if (r == 0)
+    r = set_client_defaults (o, c);
   if (r < 0) {
     snprintf (err, errlen, "cannot set rbdx's Ceph defaults: %s",
               strerror (-r));
