@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/limits.h"
 #include "devlinks.h"
 #include "params.h"
 #include "resize.h"
@@ -145,6 +146,7 @@ spawn_server (struct sup *s)
   else {
     argv[n++] = (char *) o->nbdkit;
     argv[n++] = "--foreground";
+    argv[n++] = "--threads=" RBDX_NBDKIT_THREADS;
     argv[n++] = "--unix";
     argv[n++] = s->sock;
     if (o->read_only)
