@@ -117,6 +117,9 @@ struct rbdx_options {
   size_t passphrase_len;      /**< bytes. */
   char *metrics_file;         /**< metrics_file= : Prometheus text file. */
   unsigned metrics_interval;  /**< metrics_interval= seconds, 0: default 5. */
+  unsigned max_connections;   /**< max_connections= (1 to
+                                   RBDX_MAX_CONNECTIONS_LIMIT), 0: the
+                                   default, rbdx_budget_default. */
 };
 
 /** Apply one parameter.
