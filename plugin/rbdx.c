@@ -416,6 +416,9 @@ rbdx_dump_plugin (void)
   "                     rbd encryption format reads it; never logged).\n" \
   "metrics_file=PATH    Write request metrics (Prometheus text format) to PATH.\n" \
   "metrics_interval=S   Rewrite it every S seconds (default: 5).\n" \
+  "connections_per_client=K\n" \
+  "                     Let K connections share one Ceph client, each with its\n" \
+  "                     own image handle (default 1: a client per connection).\n" \
   "max_connections=N    Refuse connections beyond N open at once (default:\n" \
   "                     what RLIMIT_NOFILE and the cgroup's pids.max allow).\n" \
   "identity=POOLID/[NAMESPACE/]IMAGEID[@SNAPID]\n" \

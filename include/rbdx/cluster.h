@@ -69,6 +69,26 @@ int rbdx_cluster_configure (const struct rbdx_options *o, rados_t *out,
 int rbdx_cluster_connect (const struct rbdx_options *o, rados_t *out,
                           char *err, size_t errlen);
 
+/** The cluster handle of one librbd context: rbdx_cluster_connect's own
+ * when o->connections_per_client is 1 (the default: every context has
+ * its own Ceph client), else a client shared with at most
+ * connections_per_client - 1 other contexts made from the same @p o
+ * (the same server's options: any image, one cluster user), connected on
+ * first use.  Each context still has its own I/O context and image
+ * handle; what the sharers have in common is the client's messenger,
+ * Objecter and monitor session (their locks and threads: the per-client
+ * ceiling rbdx otherwise avoids), and its fate: a blocklisted client
+ * fails every context on it.
+ * @return as rbdx_cluster_connect; -ENOMEM.
+ * Release with rbdx_cluster_release, never rados_shutdown.  Thread-safe. */
+int rbdx_cluster_acquire (const struct rbdx_options *o, rados_t *out,
+                          char *err, size_t errlen);
+
+/** Give back a handle from rbdx_cluster_acquire: shut down when no other
+ * context holds it.  Nothing may be in flight on it from the caller's
+ * I/O context (destroy that first).  Thread-safe. */
+void rbdx_cluster_release (rados_t c);
+
 /** Open an I/O context on @p pool, in namespace @p ns when not NULL
  * (rados_ioctx_set_namespace: images in a namespace are not found
  * without it).

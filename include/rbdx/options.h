@@ -117,10 +117,17 @@ struct rbdx_options {
   size_t passphrase_len;      /**< bytes. */
   char *metrics_file;         /**< metrics_file= : Prometheus text file. */
   unsigned metrics_interval;  /**< metrics_interval= seconds, 0: default 5. */
+  unsigned connections_per_client;  /**< connections_per_client= (1 to
+                                        RBDX_CONNECTIONS_PER_CLIENT_MAX),
+                                        0 or 1: every context its own
+                                        Ceph client. */
   unsigned max_connections;   /**< max_connections= (1 to
                                    RBDX_MAX_CONNECTIONS_LIMIT), 0: the
                                    default, rbdx_budget_default. */
 };
+
+/** The largest connections_per_client= accepted. */
+#define RBDX_CONNECTIONS_PER_CLIENT_MAX 1024
 
 /** Apply one parameter.
  *

@@ -295,6 +295,18 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
     o->metrics_interval = (unsigned) v;
     return 0;
   }
+  if (strcmp (key, "connections_per_client") == 0) {
+    uint64_t v;
+    if (o->connections_per_client)
+      return set_err (err, errlen, "connections_per_client= given twice");
+    if (rbdx_parse_size (value, &v) < 0 || v == 0
+        || v > RBDX_CONNECTIONS_PER_CLIENT_MAX)
+      return set_err (err, errlen, "connections_per_client='%s': expected a "
+                      "number of connections, 1 to %d", value,
+                      RBDX_CONNECTIONS_PER_CLIENT_MAX);
+    o->connections_per_client = (unsigned) v;
+    return 0;
+  }
   if (strcmp (key, "max_connections") == 0) {
     uint64_t v;
     if (o->max_connections)
