@@ -33,6 +33,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "rbdx/budget.h"
 #include "rbdx/cluster.h"
 #include "rbdx/conn.h"
 #include "rbdx/ctx.h"
@@ -52,6 +53,14 @@
  * never serves another image that took the name meanwhile. */
 static struct rbdx_options opts;
 static char canon[RBDX_EXPORT_MAX];   /* default export, "" in pool mode */
+/* max_connections=: connections open now against the limit, counted in
+ * .open before a context is made and out in .close. */
+static struct rbdx_budget budget;
+
+/* Threads a connection costs here: its Ceph client and nbdkit's worker
+ * threads, which the plugin cannot see (nbdkit --threads, default 16,
+ * plus the connection's own thread); counted at the default. */
+#define NBDKIT_THREADS_PER_CONN 17
 
 static void
 rbdx_unload (void)
@@ -76,6 +85,9 @@ rbdx_after_fork (void)
 {
   int r;
 
+  budget.max = opts.max_connections ? opts.max_connections
+    : rbdx_budget_default (RBDX_CONN_THREADS + NBDKIT_THREADS_PER_CONN);
+  nbdkit_debug ("rbdx: max_connections=%u", budget.max);
   if (!opts.metrics_file)
     return 0;
   r = rbdx_metrics_start (opts.metrics_file, opts.metrics_interval);
@@ -168,12 +180,25 @@ rbdx_open (int readonly)
   struct rbdx_spec spec;
   char err[512];
 
-  if (rbdx_export_resolve (&opts, canon, nbdkit_export_name (), &spec) < 0)
+  /* Refused before any Ceph client is made.  nbdkit 1.32 answers a
+   * failed .open with NBD_REP_ERR_UNKNOWN and no message (nbdkit
+   * server/protocol-handshake-newstyle.c; libnbd shows it as "server has
+   * no export named ..."), so the reason is in this log line. */
+  if (rbdx_budget_take (&budget, err, sizeof err) < 0) {
+    nbdkit_error ("rbdx: connection refused: %s", err);
+    errno = EMFILE;
     return NULL;
+  }
+  if (rbdx_export_resolve (&opts, canon, nbdkit_export_name (), &spec) < 0) {
+    rbdx_budget_give (&budget);
+    return NULL;
+  }
   /* Single-image mode resolves every name to the default image. */
   if (rbdx_conn_open (&opts, &spec, rbdx_options_pin (&opts), readonly,
-                      &conn, err, sizeof err) < 0)
+                      &conn, err, sizeof err) < 0) {
     nbdkit_error ("rbdx: %s", err);
+    rbdx_budget_give (&budget);
+  }
   rbdx_spec_free (&spec);
   return conn;
 }
@@ -185,6 +210,7 @@ static void
 rbdx_close (void *handle)
 {
   rbdx_conn_close (handle);
+  rbdx_budget_give (&budget);
 }
 
 static int64_t
@@ -336,6 +362,11 @@ rbdx_dump_plugin (void)
   "                     rbd encryption format reads it; never logged).\n" \
   "metrics_file=PATH    Write request metrics (Prometheus text format) to PATH.\n" \
   "metrics_interval=S   Rewrite it every S seconds (default: 5).\n" \
+  "connections_per_client=K\n" \
+  "                     Let K connections share one Ceph client, each with its\n" \
+  "                     own image handle (default 1: a client per connection).\n" \
+  "max_connections=N    Refuse connections beyond N open at once (default:\n" \
+  "                     what RLIMIT_NOFILE and the cgroup's pids.max allow).\n" \
   "identity=POOLID/[NAMESPACE/]IMAGEID[@SNAPID]\n" \
   "                     Serve exactly this image (as the export description\n" \
   "                     shows it), whatever its name means now.\n" \

@@ -21,11 +21,32 @@
  * for an NBD client waiting on a handshake). */
 #define RBDX_MOUNT_TIMEOUT_S "30"
 
+/** Threads of one rados client (Ceph 16 option names; `ceph config help
+ * NAME`).  Every connection has its own client, so the pools Ceph sizes
+ * for a whole process's I/O are sized here for one connection's queue:
+ *
+ * - ms_async_op_threads (Ceph: 3, "msgr-worker-N"): the messenger's
+ *   event loops.  Each socket to an OSD or monitor is served by one of
+ *   them; one connection's requests are carried by one loop, and N
+ *   connections still get N loops of their own.  Saves 2 threads.
+ * - librados_thread_count (Ceph: 2, "io_context_pool"): the Objecter's
+ *   completion pool; librbd's callbacks are short.  Saves 1 thread.
+ *
+ * Not reducible by configuration in Ceph 16 (measured with
+ * tests/bench/cost): log, service, ms_dispatch, ms_local, ceph_timer,
+ * 4 x safe_timer, taskfin_librbd and tp_librbd (rbd_op_threads, already
+ * 1).  A user who wants Ceph's values back gives ceph.ms_async_op_threads=3
+ * ceph.librados_thread_count=2 (or sets them in the conf file). */
+#define RBDX_MS_ASYNC_OP_THREADS "1"
+#define RBDX_LIBRADOS_THREAD_COUNT "1"
+
 /** Create an unconnected cluster handle configured from @p o.
  *
  * Order: conf file (conf=, else Ceph's default search, honouring
  * $CEPH_CONF), $CEPH_ARGS, keyring= and mon_host=, rbdx's defaults
- * (rbd_cache=false, client_mount_timeout), then every ceph.NAME=VALUE
+ * (rbd_cache=false, client_mount_timeout, and the thread pools above
+ * where the conf file and $CEPH_ARGS left Ceph's default), then every
+ * ceph.NAME=VALUE
  * in the order given, so the user's ceph.* win.
  *
  * @param out  receives the handle; the caller owns it and releases it
@@ -47,6 +68,26 @@ int rbdx_cluster_configure (const struct rbdx_options *o, rados_t *out,
  * probe and shut down again. */
 int rbdx_cluster_connect (const struct rbdx_options *o, rados_t *out,
                           char *err, size_t errlen);
+
+/** The cluster handle of one librbd context: rbdx_cluster_connect's own
+ * when o->connections_per_client is 1 (the default: every context has
+ * its own Ceph client), else a client shared with at most
+ * connections_per_client - 1 other contexts made from the same @p o
+ * (the same server's options: any image, one cluster user), connected on
+ * first use.  Each context still has its own I/O context and image
+ * handle; what the sharers have in common is the client's messenger,
+ * Objecter and monitor session (their locks and threads: the per-client
+ * ceiling rbdx otherwise avoids), and its fate: a blocklisted client
+ * fails every context on it.
+ * @return as rbdx_cluster_connect; -ENOMEM.
+ * Release with rbdx_cluster_release, never rados_shutdown.  Thread-safe. */
+int rbdx_cluster_acquire (const struct rbdx_options *o, rados_t *out,
+                          char *err, size_t errlen);
+
+/** Give back a handle from rbdx_cluster_acquire: shut down when no other
+ * context holds it.  Nothing may be in flight on it from the caller's
+ * I/O context (destroy that first).  Thread-safe. */
+void rbdx_cluster_release (rados_t c);
 
 /** Open an I/O context on @p pool, in namespace @p ns when not NULL
  * (rados_ioctx_set_namespace: images in a namespace are not found

@@ -121,7 +121,17 @@ struct rbdx_options {
   struct rbdx_ident identity; /**< identity= : image= is exactly this image
                                    (rbdx_ident_parse's form). */
   bool identity_set;
+  unsigned connections_per_client;  /**< connections_per_client= (1 to
+                                        RBDX_CONNECTIONS_PER_CLIENT_MAX),
+                                        0 or 1: every context its own
+                                        Ceph client. */
+  unsigned max_connections;   /**< max_connections= (1 to
+                                   RBDX_MAX_CONNECTIONS_LIMIT), 0: the
+                                   default, rbdx_budget_default. */
 };
+
+/** The largest connections_per_client= accepted. */
+#define RBDX_CONNECTIONS_PER_CLIENT_MAX 1024
 
 /** The image identity an export of @p o is pinned to (identity=), or
  * NULL: what rbdx_conn_open and rbdx_conn_probe take. */

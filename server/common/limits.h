@@ -22,4 +22,15 @@
  *  four times over leave room for several rounds of that. */
 #define RBDX_ENGINE_MAX_OPEN (4 * RBDX_MAX_CONNECTIONS)
 
+/** nbdkit's worker threads per connection where rbdx starts nbdkit (the
+ *  mapper's --engine nbdkit, systemd/rbdx@.service, scripts/demo).  The
+ *  plugin answers each request in the nbdkit thread that took it, so a
+ *  connection has at most this many requests in flight; nbdkit's
+ *  default, 16, doubles what a connection's Ceph client costs in threads
+ *  (about 14, tests/bench/cost).  8 covers a queue depth of 32 spread
+ *  over 4 connections, the depth a single librbd client needs at 4 KiB
+ *  on a small cluster; deeper queues take more connections, each with
+ *  its own client (nbdkit-rbdx-plugin(1), COST). */
+#define RBDX_NBDKIT_THREADS "8"
+
 #endif

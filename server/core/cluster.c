@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx core: cluster handles (see cluster.h). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rbd/librbd.h>
@@ -18,6 +20,38 @@ user_sets (const struct rbdx_options *o, const char *name)
     if (strcmp (o->ceph[i].name, name) == 0)
       return true;
   return false;
+}
+
+/* Thread pools of one rados client sized for one connection's queue
+ * (see cluster.h, RBDX_CLIENT_DEFAULTS).  Each is set only while it
+ * still has Ceph's built-in default, so a value from the conf file or
+ * $CEPH_ARGS stays, and ceph.NAME= (applied later) always wins. */
+static const struct {
+  const char *name, *ceph_default, *rbdx_default;
+} client_defaults[] = {
+  { "ms_async_op_threads", "3", RBDX_MS_ASYNC_OP_THREADS },
+  { "librados_thread_count", "2", RBDX_LIBRADOS_THREAD_COUNT },
+};
+
+static int
+set_client_defaults (const struct rbdx_options *o, rados_t c)
+{
+  char cur[64];
+  size_t i;
+  int r;
+
+  for (i = 0; i < sizeof client_defaults / sizeof client_defaults[0]; i++) {
+    if (user_sets (o, client_defaults[i].name))
+      continue;
+    if (rados_conf_get (c, client_defaults[i].name, cur, sizeof cur) < 0
+        || strcmp (cur, client_defaults[i].ceph_default) != 0)
+      continue;  /* unknown to this Ceph, or set by conf file / env */
+    r = rados_conf_set (c, client_defaults[i].name,
+                        client_defaults[i].rbdx_default);
+    if (r < 0)
+      return r;
+  }
+  return 0;
 }
 
 int
@@ -68,6 +102,8 @@ rbdx_cluster_configure (const struct rbdx_options *o, rados_t *out,
   r = rados_conf_set (c, "rbd_cache", "false");
   if (r == 0 && !user_sets (o, "client_mount_timeout"))
     r = rados_conf_set (c, "client_mount_timeout", RBDX_MOUNT_TIMEOUT_S);
+  if (r == 0)
+    r = set_client_defaults (o, c);
   if (r < 0) {
     snprintf (err, errlen, "cannot set rbdx's Ceph defaults: %s",
               strerror (-r));
@@ -172,4 +208,78 @@ rbdx_cluster_open_pool (rados_t c, const char *pool, const char *ns,
   }
   *io = ioctx;
   return 0;
+}
+
+/* connections_per_client=: the clients shared by several contexts, each
+ * with the options it was made from and how many contexts hold it. */
+struct shared_client {
+  rados_t c;
+  const struct rbdx_options *o;
+  unsigned refs;
+  struct shared_client *next;
+};
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shared_client *shared_clients;
+
+int
+rbdx_cluster_acquire (const struct rbdx_options *o, rados_t *out,
+                      char *err, size_t errlen)
+{
+  struct shared_client *s;
+  rados_t c;
+  int r;
+
+  if (o->connections_per_client <= 1)
+    return rbdx_cluster_connect (o, out, err, errlen);
+  pthread_mutex_lock (&shared_lock);
+  for (s = shared_clients; s; s = s->next)
+    if (s->o == o && s->refs < o->connections_per_client) {
+      s->refs++;
+      *out = s->c;
+      pthread_mutex_unlock (&shared_lock);
+      return 0;
+    }
+  pthread_mutex_unlock (&shared_lock);
+  /* Connecting takes a round trip to the monitors: not under the lock.
+   * Two contexts arriving together may each make a client; each still
+   * holds at most connections_per_client. */
+  s = calloc (1, sizeof *s);
+  if (!s) {
+    snprintf (err, errlen, "out of memory");
+    return -ENOMEM;
+  }
+  r = rbdx_cluster_connect (o, &c, err, errlen);
+  if (r < 0) {
+    free (s);
+    return r;
+  }
+  s->c = c;
+  s->o = o;
+  s->refs = 1;
+  pthread_mutex_lock (&shared_lock);
+  s->next = shared_clients;
+  shared_clients = s;
+  pthread_mutex_unlock (&shared_lock);
+  *out = c;
+  return 0;
+}
+
+void
+rbdx_cluster_release (rados_t c)
+{
+  struct shared_client **p, *s = NULL;
+
+  pthread_mutex_lock (&shared_lock);
+  for (p = &shared_clients; *p; p = &(*p)->next)
+    if ((*p)->c == c) {
+      s = *p;
+      if (--s->refs == 0)
+        *p = s->next;
+      break;
+    }
+  pthread_mutex_unlock (&shared_lock);
+  if (s && s->refs > 0)
+    return;          /* other contexts still use it */
+  free (s);
+  rados_shutdown (c);
 }

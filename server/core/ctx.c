@@ -360,7 +360,7 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
   }
   rbdx_spec_format (spec, ctx->name, n);
 
-  r = rbdx_cluster_connect (o, &ctx->cluster, err, errlen);
+  r = rbdx_cluster_acquire (o, &ctx->cluster, err, errlen);
   if (r < 0) {
     ctx->cluster = NULL;
     goto fail;
@@ -428,7 +428,7 @@ rbdx_ctx_close (struct rbdx_ctx *ctx)
   if (ctx->io)
     rados_ioctx_destroy (ctx->io);
   if (ctx->cluster)
-    rados_shutdown (ctx->cluster);
+    rbdx_cluster_release (ctx->cluster);
   free (ctx->name);
   free (ctx);
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rbdx/budget.h"
 #include "rbdx/options.h"
 
 #define CEPH_PREFIX "ceph."
@@ -292,6 +293,30 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
       return set_err (err, errlen, "metrics_interval='%s': expected seconds, "
                    "1 to 3600", value);
     o->metrics_interval = (unsigned) v;
+    return 0;
+  }
+  if (strcmp (key, "connections_per_client") == 0) {
+    uint64_t v;
+    if (o->connections_per_client)
+      return set_err (err, errlen, "connections_per_client= given twice");
+    if (rbdx_parse_size (value, &v) < 0 || v == 0
+        || v > RBDX_CONNECTIONS_PER_CLIENT_MAX)
+      return set_err (err, errlen, "connections_per_client='%s': expected a "
+                      "number of connections, 1 to %d", value,
+                      RBDX_CONNECTIONS_PER_CLIENT_MAX);
+    o->connections_per_client = (unsigned) v;
+    return 0;
+  }
+  if (strcmp (key, "max_connections") == 0) {
+    uint64_t v;
+    if (o->max_connections)
+      return set_err (err, errlen, "max_connections= given twice");
+    if (rbdx_parse_size (value, &v) < 0 || v == 0
+        || v > RBDX_MAX_CONNECTIONS_LIMIT)
+      return set_err (err, errlen, "max_connections='%s': expected a number "
+                      "of connections, 1 to %d", value,
+                      RBDX_MAX_CONNECTIONS_LIMIT);
+    o->max_connections = (unsigned) v;
     return 0;
   }
   if (strcmp (key, "encryption_format") == 0)

@@ -57,6 +57,9 @@
 
 #include "rbdx/export.h"
 #include "common/control.h"
+#include "rbdx/budget.h"
+#include "rbdx/cluster.h"
+#include "engine.h"
 #include "common/fdpass.h"
 #include "common/limits.h"
 #include "common/nbd-wire.h"
@@ -70,6 +73,9 @@
  * (common/limits.h). */
 #define MAX_CLIENTS 32
 #define CONTROL_IDLE_S 30
+
+/* Connections served at once (max_connections=); set by prepare(). */
+static unsigned max_open = RBDX_ENGINE_MAX_OPEN;
 
 struct engine {
   struct rbdx_options opts;   /* identity= pins the image (options.h) */
@@ -140,6 +146,10 @@ prepare (struct engine *e)
     goto fail;
   /* Replies are written from librbd's callback (reply.c). */
   e->opts.completion = RBDX_COMPLETION_CALLBACK;
+  max_open = e->opts.max_connections ? e->opts.max_connections
+    : rbdx_budget_default (RBDX_CONN_THREADS);
+  if (!e->opts.max_connections && max_open > RBDX_ENGINE_MAX_OPEN)
+    max_open = RBDX_ENGINE_MAX_OPEN;
   if (rbdx_export_probe (&e->opts, err, sizeof err) < 0)
     goto fail;
   if (e->opts.metrics_file) {
@@ -228,16 +238,19 @@ open_served (struct engine *e, int fd, char *err, size_t errlen)
   return conn;
 }
 
-/* Too many open connections for one more (a cap against a runaway or
- * bogus client: the mapper uses at most RBDX_MAX_CONNECTIONS per
- * device). */
+/* Too many open connections for one more: max_connections= (its
+ * default: what RLIMIT_NOFILE and pids.max allow, rbdx/budget.h, at most
+ * RBDX_ENGINE_MAX_OPEN, a cap against a runaway or bogus client: the
+ * mapper uses at most RBDX_MAX_CONNECTIONS per device). */
 static bool
 full (char *err, size_t errlen)
 {
-  if (rbdx_engine_open_count () < RBDX_ENGINE_MAX_OPEN)
+  unsigned open = rbdx_engine_open_count ();
+
+  if (open < max_open)
     return false;
-  snprintf (err, errlen, "%d connections are open: no more",
-            RBDX_ENGINE_MAX_OPEN);
+  snprintf (err, errlen, "max_connections=%u reached: %u connections are "
+            "open, each with its own Ceph client", max_open, open);
   return true;
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "budget.h"
 #include "conninfo.h"
 #include "json.h"
 #include "mapped.h"
@@ -121,11 +122,66 @@ set_engine (struct cli *c, const char *recorded)
   c->o.engine = strcmp (e, "builtin") == 0 ? engine_program () : NULL;
 }
 
+/* The node's connection budget (budget.h): $RBDX_NODE_CONNECTIONS, else
+ * connections= in RBDX_BUDGET_FILE, else the default.  Dies on a bad one. */
+static unsigned
+node_budget (void)
+{
+  const char *env = getenv ("RBDX_NODE_CONNECTIONS");
+  char text[4096], err[256];
+  unsigned total = RBDX_NODE_CONNECTIONS_DEFAULT;
+  size_t len;
+  FILE *f;
+  int r;
+
+  if (env && *env) {
+    if (rbdx_budget_parse (env, 0, &total, err, sizeof err) < 0)
+      die (2, "%s", err);
+    return total;
+  }
+  f = fopen (RBDX_BUDGET_FILE, "re");
+  if (!f) {
+    if (errno != ENOENT)
+      die (1, "%s: %s", RBDX_BUDGET_FILE, strerror (errno));
+    return total;
+  }
+  len = fread (text, 1, sizeof text - 1, f);
+  text[len] = '\0';
+  fclose (f);
+  r = rbdx_budget_parse (text, 1, &total, err, sizeof err);
+  if (r == -EINVAL)
+    die (2, "%s: %s", RBDX_BUDGET_FILE, err);
+  return total;
+}
+
+/* How many connections the new mapping gets: @p requested if given and
+ * it fits, else the CPUs (at most 16) or what the budget has left.  Dies
+ * naming the budget when nothing fits. */
+static unsigned
+budget_connections (unsigned requested, const struct rbdx_state *all, int n)
+{
+  unsigned used = 0, total = node_budget ();
+  char err[512];
+  int i, r;
+
+  /* Only mappings served here cost Ceph clients on this node (an NBD URI
+   * has no local server: no socket). */
+  for (i = 0; i < n; i++)
+    if (all[i].socket[0])
+      used += all[i].connections;
+  r = rbdx_budget_choose (requested, cli_default_connections (), total, used,
+                          err, sizeof err);
+  if (r < 0)
+    die (1, "%s", err);
+  return (unsigned) r;
+}
+
 int
 cmd_map (struct cli *c)
 {
   static struct rbdx_state all[MAX_MAPPED];   /* 8 MiB: not on the stack */
   struct rbdx_state *st;
+  unsigned requested;
   int n, index, r;
   long server, sup;
   unsigned conns;
@@ -140,6 +196,9 @@ cmd_map (struct cli *c)
   }
   else
     cli_set_target (c, c->args + 1, c->nargs - 1);
+  /* --connections (or the connection info's); else the node budget
+   * decides below, once the mappings are counted under the lock. */
+  requested = c->o.connections;
   if (!c->o.connections)
     c->o.connections = cli_default_connections ();
   default_writers (&c->o);
@@ -168,6 +227,8 @@ cmd_map (struct cli *c)
                      (long) st->server, (long) st->supervisor, st->read_only);
     return 0;
   }
+  if (!c->o.is_uri)
+    c->o.connections = budget_connections (requested, all, n);
   /* Every check passed: now the keyring of a connection_info, which no
    * signal may leave behind until the supervisor owns it (it is forked
    * in rbdx_supervise_start, which unblocks these). */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/limits.h"
 #include "params.h"
 #include "server-args.h"
 
@@ -55,6 +56,7 @@ rbdx_server_argv (const struct rbdx_map_opts *o, const char *sock,
   else {
     r |= add (argv, &n, o->nbdkit, "");
     r |= add (argv, &n, "--foreground", "");
+    r |= add (argv, &n, "--threads=" RBDX_NBDKIT_THREADS, "");
     r |= add (argv, &n, "--unix", "");
     r |= add (argv, &n, sock, "");
     if (o->read_only)

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/limits.h"
 #include "devlinks.h"
 #include "resize.h"
 #include "sup.h"

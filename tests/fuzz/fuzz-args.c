@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/limits.h"
 #include "rbdx/spec.h"
 #include "server-args.h"
 #include "target.h"
@@ -111,6 +112,7 @@ check_nbdkit (char **argv, const struct rbdx_map_opts *o, const char *sock)
 {
   static const struct option ours[] = {
     { "foreground", no_argument, NULL, 'f' },
+    { "threads", required_argument, NULL, 't' },
     { "unix", required_argument, NULL, 'U' },
     { "readonly", no_argument, NULL, 'r' },
     { NULL, 0, NULL, 0 },
@@ -124,12 +126,14 @@ check_nbdkit (char **argv, const struct rbdx_map_opts *o, const char *sock)
   optind = 0;               /* GNU: start afresh */
   opterr = 0;
   while ((ch = getopt_long ((int) n, copy, "", ours, NULL)) != -1) {
-    CHECK (ch == 'f' || ch == 'U' || ch == 'r');   /* no other option */
+    CHECK (ch == 'f' || ch == 't' || ch == 'U' || ch == 'r');   /* no other option */
     if (ch == 'U')
       CHECK (strcmp (optarg, sock) == 0);
+    if (ch == 't')
+      CHECK (strcmp (optarg, RBDX_NBDKIT_THREADS) == 0);
     seen++;
   }
-  CHECK (seen == (o->read_only ? 3 : 2));
+  CHECK (seen == (o->read_only ? 4 : 3));
   CHECK (optind < (int) n && strcmp (copy[optind], o->plugin) == 0);
   for (size_t i = (size_t) optind + 1; i < n; i++)
     check_param (copy[i], o->target, &images);

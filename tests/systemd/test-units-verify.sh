@@ -55,6 +55,44 @@ grep -q '^ListenStream=/run/rbdx/%I.sock$' "$d/rbdx@.socket" || fail "rbdx@.sock
 
 # The drop-ins systemd/README.md shows (blocks whose first line is
 # "# /etc/systemd/system/UNIT.d/FILE.conf") load cleanly too.
+# Limits that match the connection budgets (include/rbdx/budget.h: the
+# plugin's default max_connections= is what LimitNOFILE= and TasksMax=
+# allow; server/mapper/budget.h: the node budget of rbdx-map.service).
+src=$RBDX_TESTS/..
+def() { sed -n "s/^#define $1 \"\{0,1\}\([0-9]*\)\"\{0,1\}\$/\1/p" "$src/$2"; }
+fds=$(def RBDX_CONN_FDS include/rbdx/budget.h)
+rfds=$(def RBDX_BUDGET_RESERVE_FDS include/rbdx/budget.h)
+rtasks=$(def RBDX_BUDGET_RESERVE_TASKS include/rbdx/budget.h)
+cthreads=$(def RBDX_CONN_THREADS include/rbdx/budget.h)
+nthreads=$(def RBDX_NBDKIT_THREADS server/common/limits.h)
+node=$(def RBDX_NODE_CONNECTIONS_DEFAULT server/mapper/budget.h)
+pthreads=$(def NBDKIT_THREADS_PER_CONN plugin/rbdx.c)
+for v in fds rfds rtasks cthreads nthreads node pthreads; do
+  [ -n "${!v}" ] || fail "cannot read the constant behind \$$v from the sources"
+done
+limit() { sed -n "s/^$1=\([0-9]*\)\$/\1/p" "$d/$2"; }
+nofile=$(limit LimitNOFILE rbdx@.service)
+tasks=$(limit TasksMax rbdx@.service)
+[ -n "$nofile" ] && [ -n "$tasks" ] || fail "rbdx@.service sets no LimitNOFILE= or TasksMax="
+by_fds=$(( (nofile - rfds) / fds ))
+by_tasks=$(( (tasks - rtasks) / (cthreads + pthreads) ))
+[ "$by_fds" -ge 64 ] && [ "$by_tasks" -ge 64 ] ||
+  fail "rbdx@.service: LimitNOFILE=$nofile and TasksMax=$tasks allow $by_fds and $by_tasks connections (< 64)"
+[ "$by_fds" -eq "$by_tasks" ] ||
+  fail "rbdx@.service: LimitNOFILE= allows $by_fds connections, TasksMax= $by_tasks: set them together"
+grep -q -- "--threads=$nthreads " <<<"$exec_start" ||
+  fail "rbdx@.service does not pass --threads=$nthreads (RBDX_NBDKIT_THREADS): $exec_start"
+say "rbdx@.service: LimitNOFILE=$nofile TasksMax=$tasks -> max_connections=$by_fds by default"
+mnofile=$(limit LimitNOFILE rbdx-map.service)
+mtasks=$(limit TasksMax rbdx-map.service)
+[ -n "$mnofile" ] && [ -n "$mtasks" ] || fail "rbdx-map.service sets no LimitNOFILE= or TasksMax="
+[ $(( (mnofile - rfds) / fds )) -ge 64 ] ||
+  fail "rbdx-map.service: LimitNOFILE=$mnofile is short of one server's 64 connections"
+need=$(( node * (14 + nthreads + 2) ))
+[ "$mtasks" -ge "$need" ] ||
+  fail "rbdx-map.service: TasksMax=$mtasks is short of the node budget's $node connections ($need threads)"
+say "rbdx-map.service: LimitNOFILE=$mnofile TasksMax=$mtasks for a node budget of $node"
+
 readme=$RBDX_TESTS/../systemd/README.md
 [ -r "$readme" ] || fail "$readme missing"
 n=$(awk -v d="$d" '

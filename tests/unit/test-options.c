@@ -190,6 +190,33 @@ test_size_file_advertise (void **state)
   assert_true (RBDX_ADVERTISE_MAX_BYTES > INT64_MAX - 4096);
 }
 
+/* max_connections= and connections_per_client=: counts within their
+ * ranges, given once. */
+static void
+test_connection_limits (void **state)
+{
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+
+  assert_int_equal (o->max_connections, 0);
+  assert_int_equal (o->connections_per_client, 0);
+  set_bad (o, "max_connections", "0", err);
+  assert_non_null (strstr (err, "max_connections='0'"));
+  set_bad (o, "max_connections", "many", err);
+  set_bad (o, "max_connections", "65537", err);
+  set_ok (o, "max_connections", "128");
+  assert_int_equal (o->max_connections, 128);
+  set_bad (o, "max_connections", "64", err);
+  assert_non_null (strstr (err, "twice"));
+  set_bad (o, "connections_per_client", "0", err);
+  assert_non_null (strstr (err, "connections_per_client='0'"));
+  set_bad (o, "connections_per_client", "1025", err);
+  set_ok (o, "connections_per_client", "4");
+  assert_int_equal (o->connections_per_client, 4);
+  set_bad (o, "connections_per_client", "4", err);
+  assert_non_null (strstr (err, "twice"));
+}
+
 static void
 test_ceph_options (void **state)
 {
@@ -754,6 +781,7 @@ main (void)
     T (test_string_keys),
     T (test_completion),
     T (test_size_file_advertise),
+    T (test_connection_limits),
     T (test_ceph_options),
     T (test_all_together),
     T (test_unknown_key),

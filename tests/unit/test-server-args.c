@@ -117,7 +117,7 @@ test_argv (void **state)
     .plugin = "/p/rbdx.so", .params = params, .nparams = 2,
   };
   static const char *const want_nbdkit[] = {
-    "nbdkit", "--foreground", "--unix", "/r/s", "--readonly", "--",
+    "nbdkit", "--foreground", "--threads=8", "--unix", "/r/s", "--readonly", "--",
     "/p/rbdx.so", "image=rbd/ns/img@snap", "size_file=/r/size",
     "advertise_size=max", "metrics_file=/r/m", "metrics_interval=2",
     "identity=2/ab@4", "id=admin", "writers=shared", NULL,

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# rbdx's client thread defaults (include/rbdx/cluster.h): each Ceph client
+# gets ms_async_op_threads=1 (one "msgr-worker-N" thread) unless the user
+# set it: a ceph.ms_async_op_threads= parameter wins, and so does a value
+# in the conf file.  Counted on nbdkit rbdx with one connection, which
+# has two clients (its context and the shared writer's): msgr-worker
+# threads = 2 x the option's value.
+. "$RBDX_TESTS/lib.sh"
+requires_cluster
+[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import nbd' 2>/dev/null ||
+  skip "no python3-libnbd (the nbd module of /usr/bin/python3)"
+
+img=$(new_image 16M)
+dir=$(tmpdir)
+
+# workers SOCK PID: msgr-worker threads of PID while one connection is open.
+workers() {
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import nbd, os, sys, time
+sock, pid = sys.argv[1], int(sys.argv[2])
+h = nbd.NBD()
+h.connect_unix(sock)
+h.pwrite(b"w" * 4096, 0)   # the shared writer's client too
+h.flush()
+time.sleep(0.5)
+n = 0
+for t in os.listdir(f"/proc/{pid}/task"):
+    try:
+        n += open(f"/proc/{pid}/task/{t}/comm").read().startswith("msgr-worker")
+    except OSError:
+        pass
+print(n)
+h.shutdown()
+PY
+}
+
+# expect NAME WANT [PLUGIN-ARGS...]
+expect() {
+  local name=$1 want=$2 got
+  shift 2
+  serve "$dir/$name.sock" -- "$img" "$@"
+  got=$(workers "$dir/$name.sock" "$SERVER_PID") || fail "$name: no count"
+  stop_server "$dir/$name.sock"
+  [ "$got" = "$want" ] || fail "$name: $got msgr-worker threads, expected $want"
+  say "$name: $got msgr-worker threads"
+}
+
+expect default 2
+expect parameter 6 ceph.ms_async_op_threads=3
+cp "$CEPH_CONF" "$dir/ceph.conf"
+printf '\n[client]\nms_async_op_threads = 2\n' >>"$dir/ceph.conf"
+expect conf-file 4 conf="$dir/ceph.conf"
+expect parameter-over-file 6 conf="$dir/ceph.conf" ceph.ms_async_op_threads=3
+say "the user's ms_async_op_threads wins over rbdx's default"

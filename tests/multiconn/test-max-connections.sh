@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# max_connections= (include/rbdx/budget.h): a server holds at most N
+# connections at once, each with its own Ceph client.  For nbdkit rbdx
+# and for the built-in engine (its --oldstyle test hook), with N = 3:
+# three connections open and serve; a fourth is refused and the server
+# logs an error naming the limit (nbdkit 1.32 answers the refused open
+# with NBD_REP_ERR_UNKNOWN and no message; an oldstyle server can only
+# close); the three still read back what they wrote; after one closes,
+# a new connection is served again.  Then max_connections=0 is a
+# startup error naming the parameter.
+. "$RBDX_TESTS/lib.sh"
+requires_cluster
+requires nbdsh
+[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import nbd' 2>/dev/null ||
+  skip "no python3-libnbd (the nbd module of /usr/bin/python3)"
+
+img=$(new_image 16M)
+dir=$(tmpdir)
+
+# check SOCK LOG KIND: the scenario above against the server on SOCK.
+check() {
+  /usr/bin/python3 - "$1" "$2" "$3" <<'PY' || fail "$3: see above"
+import nbd, sys, time
+sock, logp, kind = sys.argv[1:]
+def conn():
+    h = nbd.NBD()
+    h.connect_unix(sock)
+    return h
+hs = []
+for i in range(3):
+    h = conn()
+    h.pwrite(bytes([0x41 + i]) * 4096, i * 4096)
+    hs.append(h)
+try:
+    extra = conn()
+    extra.pread(4096, 0)
+    sys.exit(f"{kind}: a fourth connection was served past max_connections=3")
+except nbd.Error as e:
+    print(f"{kind}: fourth connection refused: {e.string}", file=sys.stderr)
+deadline = time.monotonic() + 10
+while "max_connections=3 reached" not in open(logp, errors="replace").read():
+    if time.monotonic() > deadline:
+        sys.exit(f"{kind}: no log line naming max_connections=3")
+    time.sleep(0.1)
+for i, h in enumerate(hs):
+    h.flush()
+    got = h.pread(4096, i * 4096)
+    if got != bytes([0x41 + i]) * 4096:
+        sys.exit(f"{kind}: connection {i} reads wrong data after the refusal")
+hs.pop().shutdown()
+deadline = time.monotonic() + 10
+while True:
+    try:
+        h = conn()
+        h.pread(4096, 0)
+        break
+    except nbd.Error:
+        if time.monotonic() > deadline:
+            sys.exit(f"{kind}: no connection served after one of three closed")
+        time.sleep(0.2)
+print(f"{kind}: OK", file=sys.stderr)
+PY
+}
+
+serve "$dir/n.sock" -- "$img" max_connections=3 2>"$dir/n.log"
+check "$dir/n.sock" "$dir/n.log" nbdkit
+grep -q "connection refused: max_connections=3 reached" "$dir/n.log" ||
+  fail "nbdkit: the refusal is not logged as an error"
+stop_server "$dir/n.sock"
+
+if [ -x "$RBDX_BUILD/server/rbdx-engine" ]; then
+  serve_engine "$dir/e.sock" "$img" max_connections=3
+  check "$dir/e.sock" "$dir/e.sock.log" engine
+  stop_server "$dir/e.sock"
+else
+  say "no rbdx-engine built: engine part not run"
+fi
+
+out=$(nbdkit -U - "$RBDX_PLUGIN" "$img" max_connections=0 --run true 2>&1) &&
+  fail "max_connections=0 was accepted"
+grep -q "max_connections='0'" <<<"$out" || fail "max_connections=0: $out"
+say "max_connections= holds and refuses by name"
