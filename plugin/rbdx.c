@@ -358,8 +358,8 @@ rbdx_dump_plugin (void)
   "                     Load the image's LUKS encryption (rbd encryption format)\n" \
   "                     on every context; needs encryption_passphrase_file=.\n" \
   "encryption_passphrase_file=PATH\n" \
-  "                     The passphrase (the file less a final newline, as\n" \
-  "                     rbd encryption format reads it; never logged).\n" \
+  "                     The passphrase (the file; a final newline is tried\n" \
+  "                     both ways, as Ceph 16 and 18 differ; never logged).\n" \
   "metrics_file=PATH    Write request metrics (Prometheus text format) to PATH.\n" \
   "metrics_interval=S   Rewrite it every S seconds (default: 5).\n" \
   "connections_per_client=K\n" \

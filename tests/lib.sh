@@ -140,7 +140,10 @@ serve() {
   echo "$pidfile" >>"$_state/pidfiles"
   nbdkit -U "$sock" -P "$pidfile" --exit-with-parent "${nbdkit_opts[@]}" \
     "$RBDX_PLUGIN" "$@" &
-  for i in $(seq 200); do
+  # Up to 60 s: the start-up probe of a LUKS image derives its key
+  # (PBKDF2/Argon2, seconds on a loaded 2-core machine) before nbdkit
+  # listens.  An nbdkit that exits ends the wait at once.
+  for i in $(seq 1200); do
     [ -S "$sock" ] && [ -s "$pidfile" ] && break
     kill -0 $! 2>/dev/null || fail "nbdkit exited at start: $*"
     sleep 0.05

@@ -40,6 +40,18 @@
 #define RBDX_MS_ASYNC_OP_THREADS "1"
 #define RBDX_LIBRADOS_THREAD_COUNT "1"
 
+/** Default for rados_osd_op_timeout in seconds on the handle of a
+ * start-up probe (rbdx_cluster_connect_probe) unless the user sets
+ * ceph.rados_osd_op_timeout; connections that serve keep Ceph's default
+ * (0: wait for ever).  OSDs of Ceph 17 and later refuse the connection
+ * of a cephx id that has no OSD caps at all, and librados retries it
+ * without end (seen with Ceph 18.2.7: the messenger logs
+ * "handle_auth_bad_method ... (13) Permission denied" every few hundred
+ * ms and the operation never completes), where Ceph 16.2 answered each
+ * operation with EPERM.  Without a bound the probe, and so the start of
+ * the server, would hang instead of naming the caps. */
+#define RBDX_PROBE_OSD_TIMEOUT_S "20"
+
 /** Create an unconnected cluster handle configured from @p o.
  *
  * Order: conf file (conf=, else Ceph's default search, honouring
@@ -88,6 +100,13 @@ int rbdx_cluster_acquire (const struct rbdx_options *o, rados_t *out,
  * context holds it.  Nothing may be in flight on it from the caller's
  * I/O context (destroy that first).  Thread-safe. */
 void rbdx_cluster_release (rados_t c);
+
+/** rbdx_cluster_connect for a start-up probe: as that, and OSD
+ * operations on the handle fail with -ETIMEDOUT after
+ * RBDX_PROBE_OSD_TIMEOUT_S unless @p o sets ceph.rados_osd_op_timeout.
+ * Same ownership, errors and thread rules as rbdx_cluster_connect. */
+int rbdx_cluster_connect_probe (const struct rbdx_options *o, rados_t *out,
+                                char *err, size_t errlen);
 
 /** Open an I/O context on @p pool, in namespace @p ns when not NULL
  * (rados_ioctx_set_namespace: images in a namespace are not found

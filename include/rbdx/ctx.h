@@ -56,7 +56,9 @@
 enum rbdx_ctx_flags {
   RBDX_CTX_READONLY = 1 << 0,  /**< rbd_open_read_only (implied by a snapshot). */
   RBDX_CTX_PROBE    = 1 << 1,  /**< read-only handle, no eventfd, reactor or
-                                    watch: check and close again. */
+                                    watch, bounded OSD operations
+                                    (rbdx_cluster_connect_probe): check and
+                                    close again. */
 };
 
 struct rbdx_ctx {

@@ -115,7 +115,10 @@ struct rbdx_options {
   char *passphrase_file;      /**< encryption_passphrase_file= path. */
   char *passphrase;           /**< its contents, read by rbdx_options_complete;
                                    never logged; wiped by rbdx_options_free. */
-  size_t passphrase_len;      /**< bytes. */
+  size_t passphrase_len;      /**< bytes, without the file's final newline. */
+  bool passphrase_nl;         /**< the file ended with a newline: it is still
+                                   at passphrase[passphrase_len]
+                                   (rbdx_load_encryption tries both). */
   char *metrics_file;         /**< metrics_file= : Prometheus text file. */
   unsigned metrics_interval;  /**< metrics_interval= seconds, 0: default 5. */
   struct rbdx_ident identity; /**< identity= : image= is exactly this image

@@ -133,9 +133,11 @@ fail:
   return r;
 }
 
-int
-rbdx_cluster_connect (const struct rbdx_options *o, rados_t *out,
-                      char *err, size_t errlen)
+/* rbdx_cluster_configure, then rados_osd_op_timeout when @osd_timeout
+ * is not NULL and the user sets none, then rados_connect. */
+static int
+connect_with (const struct rbdx_options *o, const char *osd_timeout,
+              rados_t *out, char *err, size_t errlen)
 {
   char mons[512] = "";
   const char *hint;
@@ -145,6 +147,13 @@ rbdx_cluster_connect (const struct rbdx_options *o, rados_t *out,
   r = rbdx_cluster_configure (o, &c, err, errlen);
   if (r < 0)
     return r;
+  if (osd_timeout && !user_sets (o, "rados_osd_op_timeout") &&
+      (r = rados_conf_set (c, "rados_osd_op_timeout", osd_timeout)) < 0) {
+    snprintf (err, errlen, "cannot set rados_osd_op_timeout for the "
+              "start-up probe: %s", strerror (-r));
+    rados_shutdown (c);
+    return r;
+  }
 
   r = rados_connect (c);
   if (r < 0) {
@@ -180,6 +189,20 @@ rbdx_cluster_connect (const struct rbdx_options *o, rados_t *out,
   }
   *out = c;
   return 0;
+}
+
+int
+rbdx_cluster_connect (const struct rbdx_options *o, rados_t *out,
+                      char *err, size_t errlen)
+{
+  return connect_with (o, NULL, out, err, errlen);
+}
+
+int
+rbdx_cluster_connect_probe (const struct rbdx_options *o, rados_t *out,
+                            char *err, size_t errlen)
+{
+  return connect_with (o, RBDX_PROBE_OSD_TIMEOUT_S, out, err, errlen);
 }
 
 int

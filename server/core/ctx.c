@@ -141,6 +141,13 @@ open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
       snprintf (err, errlen, "client.%s may not open image '%s' "
                 "(check its cephx caps): %s", rbdx_options_id (o),
                 ctx->name, strerror (-r));
+    else if (r == -ETIMEDOUT && (flags & RBDX_CTX_PROBE))
+      /* RBDX_PROBE_OSD_TIMEOUT_S in rbdx/cluster.h says why. */
+      snprintf (err, errlen, "client.%s could not open image '%s': no OSD "
+                "answered within rados_osd_op_timeout; OSDs of Ceph 17 and "
+                "later refuse an id without OSD caps (check its cephx caps, "
+                "e.g. osd 'profile rbd pool=%s'), or the OSDs are down",
+                rbdx_options_id (o), ctx->name, spec->pool);
     else
       snprintf (err, errlen, "cannot open image '%s': %s",
                 ctx->name, strerror (-r));
@@ -360,7 +367,9 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
   }
   rbdx_spec_format (spec, ctx->name, n);
 
-  r = rbdx_cluster_acquire (o, &ctx->cluster, err, errlen);
+  r = (flags & RBDX_CTX_PROBE)
+        ? rbdx_cluster_connect_probe (o, &ctx->cluster, err, errlen)
+        : rbdx_cluster_acquire (o, &ctx->cluster, err, errlen);
   if (r < 0) {
     ctx->cluster = NULL;
     goto fail;

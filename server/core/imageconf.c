@@ -2,6 +2,8 @@
 /* rbdx core: what librbd applies to an open image beyond its data: its
  * effective configuration and its encryption (see imageconf.h). */
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,30 +73,64 @@ rbdx_effective_cache (rbd_image_t image, const char *name, bool *on)
   return r;
 }
 
+/* Load the LUKS key of @o's format with the first @len bytes of the
+ * passphrase. */
+static int
+load_key (rbd_image_t image, const struct rbdx_options *o, size_t len)
+{
+  rbd_encryption_luks2_format_options_t luks2 = {
+    RBD_ENCRYPTION_ALGORITHM_AES256, o->passphrase, len,
+  };
+  rbd_encryption_luks1_format_options_t luks1 = {
+    RBD_ENCRYPTION_ALGORITHM_AES256, o->passphrase, len,
+  };
+
+  if (o->encryption == RBDX_ENCRYPTION_LUKS2)
+    return rbd_encryption_load (image, RBD_ENCRYPTION_FORMAT_LUKS2, &luks2,
+                                sizeof luks2);
+  return rbd_encryption_load (image, RBD_ENCRYPTION_FORMAT_LUKS1, &luks1,
+                              sizeof luks1);
+}
+
+/* Whether the passphrase with its final newline opened an image last
+ * (see passphrase_nl in rbdx/options.h): that form is tried first, so
+ * each later context derives the key once.  Before any success: the form
+ * this host's `rbd encryption format` stores.  Ceph 18.0 (librbd 1.18,
+ * "Reef" release notes: "Trailing newline in passphrase files ... is no
+ * longer stripped") keeps the newline; earlier releases drop it. */
+#ifndef LIBRBD_VERSION_CODE
+#error "rbd/librbd.h defines no LIBRBD_VERSION_CODE"
+#endif
+#if LIBRBD_VERSION_CODE >= LIBRBD_VERSION (1, 18, 0)
+static atomic_bool nl_first = true;
+#else
+static atomic_bool nl_first = false;
+#endif
+
 /* encryption_format=: every context, the shared writer's too, loads the
  * same LUKS key, so each sees the decrypted image (its size without the
- * LUKS header).  librbd 16.2: -EPERM for a wrong passphrase, -EINVAL for
- * an image without that format. */
+ * LUKS header).  librbd 16.2 and 18.2: -EPERM for a wrong passphrase,
+ * -EINVAL for an image without that format.  A passphrase file that ends
+ * with a newline is tried without it (what Ceph 16.2's `rbd encryption
+ * format` stored) and with it (Ceph 18.2's). */
 int
 rbdx_load_encryption (rbd_image_t image, const char *name,
                       const struct rbdx_options *o, char *err, size_t errlen)
 {
-  rbd_encryption_luks2_format_options_t luks2 = {
-    RBD_ENCRYPTION_ALGORITHM_AES256, o->passphrase, o->passphrase_len,
-  };
-  rbd_encryption_luks1_format_options_t luks1 = {
-    RBD_ENCRYPTION_ALGORITHM_AES256, o->passphrase, o->passphrase_len,
-  };
+  size_t len = o->passphrase_len;
+  bool nl;
   int r;
 
   if (o->encryption == RBDX_ENCRYPTION_NONE)
     return 0;
-  if (o->encryption == RBDX_ENCRYPTION_LUKS2)
-    r = rbd_encryption_load (image, RBD_ENCRYPTION_FORMAT_LUKS2, &luks2,
-                             sizeof luks2);
-  else
-    r = rbd_encryption_load (image, RBD_ENCRYPTION_FORMAT_LUKS1, &luks1,
-                             sizeof luks1);
+  nl = o->passphrase_nl && atomic_load (&nl_first);
+  r = load_key (image, o, len + nl);
+  if (r == -EPERM && o->passphrase_nl) {
+    nl = !nl;
+    r = load_key (image, o, len + nl);
+    if (r == 0)
+      atomic_store (&nl_first, nl);
+  }
   if (r == 0)
     return 0;
   if (r == -EPERM)

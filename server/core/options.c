@@ -459,10 +459,13 @@ read_passphrase (struct rbdx_options *o, char *err, size_t errlen)
   if (n == 0 || n > PASSPHRASE_MAX)
     return set_err (err, errlen, "%s='%s': %s", key, o->passphrase_file,
                  n ? "longer than 64 KiB" : "empty");
-  /* `rbd encryption format` drops the file's final newline (checked with
-   * Ceph 16.2.15's rbd: "abc\n" formats with "abc", "abc\ndef\n" with
-   * "abc\ndef"): do the same, so one file serves both. */
-  if (o->passphrase[n - 1] == '\n')
+  /* Ceph 16.2.15's `rbd encryption format` drops the file's final
+   * newline ("abc\n" formats with "abc", "abc\ndef\n" with "abc\ndef");
+   * Ceph 18.2.7's keeps it (the whole file; Reef release notes).  Keep both forms: the
+   * newline stays in the buffer, and rbdx_load_encryption tries it too,
+   * so one file opens images formatted by either. */
+  o->passphrase_nl = o->passphrase[n - 1] == '\n';
+  if (o->passphrase_nl)
     n--;
   o->passphrase_len = n;
   return 0;

@@ -63,11 +63,16 @@ PY
 stop_server "$d/s.sock"
 
 say "QEMU's rbd driver reads rbdx's plaintext; the OSDs hold none"
-# QEMU's secret object takes the file byte for byte: no final newline.
+# QEMU's secret object takes the file byte for byte.  Ceph 16's `rbd
+# encryption format` stored the passphrase without the file's final
+# newline, Ceph 18's with it: one of the two forms opens the image.
 printf 'correct horse battery staple' >"$d/pass.qemu"
-qemu-io --object secret,id=sec0,file="$d/pass.qemu" --image-opts \
-  "driver=rbd,pool=rbd,image=${img#rbd/},conf=$CEPH_CONF,encrypt.format=luks2,encrypt.key-secret=sec0" \
-  -c "read -P 0x5a 0 4096" -c "read -P 0 8192 8192" >"$d/qemu.out" 2>&1 ||
+qemu_read() {
+  qemu-io --object secret,id=sec0,file="$1" --image-opts \
+    "driver=rbd,pool=rbd,image=${img#rbd/},conf=$CEPH_CONF,encrypt.format=luks2,encrypt.key-secret=sec0" \
+    -c "read -P 0x5a 0 4096" -c "read -P 0 8192 8192" >"$d/qemu.out" 2>&1
+}
+qemu_read "$d/pass.qemu" || qemu_read "$d/pass" ||
   fail "qemu-io could not read rbdx's data: $(cat "$d/qemu.out")"
 prefix=$(rbd info --format json "$img" | python3 -c 'import json, sys; print(json.load(sys.stdin)["block_name_prefix"])')
 n=0
