@@ -70,11 +70,15 @@ nbdinfo --size "nbd+unix:///rbd/$ns/$good?socket=$d/s.sock" >/dev/null ||
 # "open ... exportname=...", quote the client's name as it came: they
 # are left out here.)
 grep -av 'client requested export\|: open readonly=' "$d/log" >"$d/ours"
-grep -qF "image '${prefix}a\\x0ab' (id " "$d/log" ||
+# Newer nbdkit (1.42.3 here; 1.32.5 does not) escapes a backslash in a
+# debug message once more
+# (rbdx's "\x0a" is logged as "\\x0a"): read the log with that undone.
+sed 's/\\\\/\\/g' "$d/log" >"$d/log.plain"
+grep -qF "image '${prefix}a\\x0ab' (id " "$d/log.plain" ||
   fail "the log does not name the newline image escaped: $(grep -a c28 "$d/log" | head -5)"
-grep -qF "its name contains a control character" "$d/log" ||
+grep -qF "its name contains a control character" "$d/log.plain" ||
   fail "the log does not say why the images are not listed"
-grep -qF "export 'rbd/$ns/${prefix}esc\\x1b[2J'" "$d/log" ||
+grep -qF "export 'rbd/$ns/${prefix}esc\\x1b[2J'" "$d/log.plain" ||
   fail "the refusal does not name the export escaped"
 if grep -aq $'\e' "$d/ours" || grep -aq $'\x7f' "$d/ours" || grep -aq $'\r' "$d/ours"; then
   fail "raw control characters in rbdx's log lines: $(grep -an $'\e\\|\x7f\\|\r' "$d/ours" | cat -A | head -3)"
