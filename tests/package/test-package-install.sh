@@ -125,7 +125,7 @@ done
 say "apt-get install ./*.deb in the $release root"
 in_root apt-get update -q >"$work/apt.log" 2>&1 ||
   fail "apt-get update in the root failed:"$'\n'"$(tail -n 20 "$work/apt.log")"
-in_root sh -c 'cd /tmp/debs && apt-get install -y -q --no-install-recommends ./*.deb' \
+in_root sh -c 'cd /tmp/debs && apt-get install -y -q ./*.deb' \
   >>"$work/apt.log" 2>&1 ||
   fail "apt-get install ./*.deb failed:"$'\n'"$(tail -n 30 "$work/apt.log")"
 for p in nbdkit-plugin-rbdx rbdx nbdkit librbd1 librados2 libnbd0; do
