@@ -17,8 +17,10 @@
 #                built on RELEASE (default: build them now with
 #                scripts/package, for another release with --release, in a
 #                root of it: about 5 more minutes)
-#   RBDX_EXTRA_DEBS  a directory of more .debs to install with them (e.g. a
-#                backported nbdkit the packages were built against)
+#   RBDX_EXTRA_DEBS  a directory with the nbdkit_*.deb to install with them
+#                when RELEASE's archive has no nbdkit as new as the one the
+#                plugin was built against (default then: the cache of
+#                scripts/nbdkit-backport --build-only, if the tree has it)
 #   RBDX_PACKAGE_CACHE  the root's cache (tests/package/pkg-root)
 # Needs root, debootstrap and chroot (skips otherwise).  The first run
 # builds the root (about 2 minutes), later runs unpack the cached one.
@@ -42,9 +44,11 @@ if [ -n "${RBDX_DEBS:-}" ]; then
 else
   # Another release's packages are built in a root of that release.
   debs=$work/debs
-  say "building the packages (scripts/package --release $release)"
-  nice "$top/scripts/package" --release "$release" -o "$debs" >"$work/package.log" 2>&1 ||
-    fail "scripts/package --release $release failed:"$'\n'"$(tail -n 40 "$work/package.log")"
+  args=(-o "$debs")
+  [ "$release" = "$host_release" ] || args+=(--release "$release")
+  say "building the packages (scripts/package ${args[*]:2})"
+  nice "$top/scripts/package" "${args[@]}" >"$work/package.log" 2>&1 ||
+    fail "scripts/package ${args[*]:2} failed:"$'\n'"$(tail -n 40 "$work/package.log")"
   lap build
 fi
 plugin_deb=$(ls "$debs"/nbdkit-plugin-rbdx_*.deb 2>/dev/null | head -n1)
@@ -78,20 +82,37 @@ in_root() {
     DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 HOME=/root "$@"
 }
 
-mkdir -p "$root/tmp/debs"
-cp "$plugin_deb" "$rbdx_deb" "$root/tmp/debs/"
-if [ -n "${RBDX_EXTRA_DEBS:-}" ]; then
-  cp "$RBDX_EXTRA_DEBS"/*.deb "$root/tmp/debs/" || fail "no .deb in RBDX_EXTRA_DEBS=$RBDX_EXTRA_DEBS"
-fi
 for p in librbd1 librados2 libnbd0 nbdkit; do
   ! in_root dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' ||
     fail "$p is already in the fresh root: apt would not have to pull it"
 done
 
 # 3. Install, pulling the dependencies from Debian.
-say "apt-get install ./*.deb in the $release root"
 in_root apt-get update -q >"$work/apt.log" 2>&1 ||
   fail "apt-get update in the root failed:"$'\n'"$(tail -n 20 "$work/apt.log")"
+mkdir -p "$root/tmp/debs"
+cp "$plugin_deb" "$rbdx_deb" "$root/tmp/debs/"
+# The plugin needs the nbdkit it was built against or newer.  If the
+# release's archive has none (packages built where scripts/nbdkit-backport
+# installed a backport), that nbdkit must come along: RBDX_EXTRA_DEBS, or
+# the backport's own cache.
+need=$(dpkg-deb -f "$plugin_deb" Depends | tr ',' '\n' |
+       sed -n 's/^ *nbdkit (>= \([^)]*\)).*/\1/p')
+[ -n "$need" ] || fail "nbdkit-plugin-rbdx does not depend on a versioned nbdkit"
+have=$(in_root apt-cache policy nbdkit | awk '/Candidate:/ { print $2 }')
+extra=${RBDX_EXTRA_DEBS:-}
+if [ -z "$extra" ] && ! dpkg --compare-versions "${have:-0}" ge "$need"; then
+  [ -x "$top/scripts/nbdkit-backport" ] ||
+    fail "the plugin needs nbdkit >= $need, $release's archive has ${have:-none}: set RBDX_EXTRA_DEBS to a directory with nbdkit_*.deb"
+  extra=$("$top/scripts/nbdkit-backport" --build-only 2>"$work/backport.log" | tail -n 1) ||
+    fail "scripts/nbdkit-backport --build-only failed:"$'\n'"$(tail -n 20 "$work/backport.log")"
+  say "$release's archive has nbdkit ${have:-none}, the plugin needs >= $need: adding the backport from $extra"
+fi
+if [ -n "$extra" ]; then
+  ls "$extra"/nbdkit_*.deb >/dev/null 2>&1 || fail "no nbdkit_*.deb in $extra"
+  cp "$extra"/nbdkit_*.deb "$root/tmp/debs/"
+fi
+say "apt-get install ./*.deb in the $release root"
 in_root sh -c 'cd /tmp/debs && apt-get install -y -q ./*.deb' \
   >>"$work/apt.log" 2>&1 ||
   fail "apt-get install ./*.deb failed:"$'\n'"$(tail -n 30 "$work/apt.log")"
