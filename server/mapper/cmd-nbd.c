@@ -402,7 +402,7 @@ do_detach (const struct rbdx_nbd_args *a)
 /* -f, -d: after map or attach, stay until the device is unmapped, as
  * rbd-nbd in the foreground; SIGTERM, SIGINT or SIGHUP here detaches,
  * as they end rbd-nbd (its device then waits for an attach).  The logs
- * stay in the run directory. */
+ * stay in the run directory unless --log-file named a file. */
 static int
 stay (const char *what)
 {
