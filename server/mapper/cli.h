@@ -22,6 +22,11 @@ struct cli {
   bool json, force, device_set, resize_poll_set;
   const char *engine;     /**< --engine builtin|nbdkit, or NULL */
   const char *conninfo;   /**< --connection-info FILE or "-", or NULL */
+  /** Keyring contents that map or attach write to a file of the
+   *  mapping's own once every check passed (cli_write_keyring), from
+   *  rbd-nbd's --keyfile; NULL if none.  Owned: wiped and freed by the
+   *  command. */
+  char *keyring_text;
   char **args;            /**< positional arguments, args[0] the command */
   int nargs;
 };
@@ -69,13 +74,14 @@ void cli_load_conninfo (const char *path, struct rbdx_conninfo *ci);
  *  carries is cli_write_keyring's, once every check passed.  Dies on
  *  errors. */
 void cli_conninfo_to_map (struct cli *c, struct rbdx_conninfo *ci);
-/** Write @p keyring (a connection_info's keyring contents) to a new
- *  file of its own, mode 0600, RUN_DIR/keyrings/XXXXXX.keyring (random,
- *  created exclusively), owned by the mapping from now on
+/** Write @p keyring (keyring file contents: a connection_info's keyring,
+ *  or the one built from rbd-nbd's --keyfile) to a file of the mapping's
+ *  own (keyring.h, rbdx_keyring_write), owned by the mapping from now on
  *  (c->o.keyring_file: removed when the mapping ends, never by another
- *  mapping's unmap), and give it to the server as keyring=.  Call it
- *  after every check, right before rbdx_supervise_start, with SIGINT,
- *  SIGTERM, SIGHUP and SIGQUIT blocked.  Dies on errors (nothing left). */
+ *  mapping's unmap), and give it to the server as keyring=.  cmd_map and
+ *  cmd_attach call it after every check, right before
+ *  rbdx_supervise_start, with SIGINT, SIGTERM, SIGHUP and SIGQUIT
+ *  blocked.  Dies on errors (nothing left). */
 void cli_write_keyring (struct cli *c, const char *keyring);
 /** Print os-brick's device info of /dev/nbd@p index mapped from @p spec
  *  (JSON: type, path (the /dev/rbdx devlink), device). */

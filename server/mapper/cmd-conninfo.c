@@ -2,12 +2,9 @@
 /* server/mapper/cmd-conninfo.c: `rbdx map|unmap --connection-info` (os-brick's
  * connect and disconnect; conninfo.h parses the JSON).  See cli.h. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "conninfo.h"
@@ -57,34 +54,4 @@ cli_conninfo_to_map (struct cli *c, struct rbdx_conninfo *ci)
   if (ci->read_only)
     c->o.read_only = true;
   cli_check_args (c->o.target, c->o.params, c->o.nparams);
-}
-
-void
-cli_write_keyring (struct cli *c, const char *keyring)
-{
-  char dir[300], path[sizeof c->o.keyring_file];
-  size_t len = strlen (keyring);
-  int fd;
-
-  if (snprintf (dir, sizeof dir, "%s/keyrings", rbdx_run_dir ()) >= (int) sizeof dir ||
-      snprintf (path, sizeof path, "%s/XXXXXX.keyring", dir) >= (int) sizeof path)
-    die (1, "the run directory %s is too long", rbdx_run_dir ());
-  if (rbdx_state_mkdir () < 0)
-    die (1, "cannot create %s: %s", rbdx_run_dir (), strerror (errno));
-  if (mkdir (dir, 0700) == -1 && errno != EEXIST)
-    die (1, "cannot create %s: %s", dir, strerror (errno));
-  /* A name of its own (O_EXCL, random), owned by this mapping alone: no
-   * other volume's name can lead to it, and only the mapping's end
-   * removes it (supervise.h, keyring_file). */
-  fd = mkostemps (path, 8, O_CLOEXEC);
-  if (fd < 0)
-    die (1, "cannot create the volume's keyring in %s: %s", dir, strerror (errno));
-  if (fchmod (fd, 0600) == -1 || write (fd, keyring, len) != (ssize_t) len ||
-      close (fd) == -1) {
-    int e = errno;
-    unlink (path);
-    die (1, "cannot write the volume's keyring %s: %s", path, strerror (e));
-  }
-  snprintf (c->o.keyring_file, sizeof c->o.keyring_file, "%s", path);
-  cli_add_param (&c->o, "keyring=", path);
 }

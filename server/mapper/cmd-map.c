@@ -15,6 +15,7 @@
 #include "budget.h"
 #include "conninfo.h"
 #include "json.h"
+#include "keyring.h"
 #include "mapped.h"
 #include "netlink.h"
 #include "state.h"
@@ -176,6 +177,45 @@ budget_connections (unsigned requested, const struct rbdx_state *all, int n)
   return (unsigned) r;
 }
 
+void
+cli_write_keyring (struct cli *c, const char *keyring)
+{
+  char why[600];
+
+  if (rbdx_keyring_write (keyring, c->o.keyring_file, sizeof c->o.keyring_file,
+                          why, sizeof why) < 0) {
+    c->o.keyring_file[0] = '\0';
+    die (1, "%s", why);
+  }
+  cli_add_param (&c->o, "keyring=", c->o.keyring_file);
+}
+
+/* Block the signals that would end us while a keyring file is written
+ * and not yet the supervisor's (rbdx_supervise_start unblocks them). */
+static void
+block_ends (void)
+{
+  sigset_t ends;
+
+  sigemptyset (&ends);
+  sigaddset (&ends, SIGINT);
+  sigaddset (&ends, SIGTERM);
+  sigaddset (&ends, SIGHUP);
+  sigaddset (&ends, SIGQUIT);
+  sigprocmask (SIG_BLOCK, &ends, NULL);
+}
+
+/* Wipe and free the keyring contents --keyfile gave (cli.h). */
+static void
+drop_keyring_text (struct cli *c)
+{
+  if (c->keyring_text) {
+    explicit_bzero (c->keyring_text, strlen (c->keyring_text));
+    free (c->keyring_text);
+    c->keyring_text = NULL;
+  }
+}
+
 int
 cmd_map (struct cli *c)
 {
@@ -188,7 +228,6 @@ cmd_map (struct cli *c)
   const char *msg;
 
   struct rbdx_conninfo ci = { 0 };
-  sigset_t ends;
 
   if (c->conninfo) {
     cli_load_conninfo (c->conninfo, &ci);
@@ -220,6 +259,7 @@ cmd_map (struct cli *c)
   st = rbdx_mapped_find (c->o.target, all, n);
   if (st && !*st->identity && rbdx_device_connected (st->index)) {
     rbdx_conninfo_free (&ci);
+    drop_keyring_text (c);
     if (c->conninfo)
       cli_print_device_info (st->index, st->target);
     else
@@ -229,18 +269,15 @@ cmd_map (struct cli *c)
   }
   if (!c->o.is_uri)
     c->o.connections = budget_connections (requested, all, n);
-  /* Every check passed: now the keyring of a connection_info, which no
-   * signal may leave behind until the supervisor owns it (it is forked
-   * in rbdx_supervise_start, which unblocks these). */
-  sigemptyset (&ends);
-  sigaddset (&ends, SIGINT);
-  sigaddset (&ends, SIGTERM);
-  sigaddset (&ends, SIGHUP);
-  sigaddset (&ends, SIGQUIT);
-  sigprocmask (SIG_BLOCK, &ends, NULL);
-  if (ci.keyring)
-    cli_write_keyring (c, ci.keyring);
+  /* Every check passed: now the keyring of a connection_info or of
+   * --keyfile, which no signal may leave behind until the supervisor
+   * owns it (it is forked in rbdx_supervise_start, which unblocks
+   * these). */
+  block_ends ();
+  if (ci.keyring || c->keyring_text)
+    cli_write_keyring (c, ci.keyring ? ci.keyring : c->keyring_text);
   rbdx_conninfo_free (&ci);
+  drop_keyring_text (c);
   r = rbdx_supervise_start (&c->o, &index, &server, &sup, &conns, &msg);
   if (r < 0) {
     rbdx_state_remove_keyring (c->o.keyring_file);
@@ -269,6 +306,8 @@ int
 cmd_attach (struct cli *c)
 {
   struct rbdx_state st;
+  char old_keyring[sizeof c->o.keyring_file] = "";
+  bool wrote = false;
   int index, r;
   long server, sup;
   unsigned conns;
@@ -289,6 +328,7 @@ cmd_attach (struct cli *c)
   if (r == 0 && rbdx_proc_is (st.supervisor, st.supervisor_start)) {
     /* Its supervisor re-attaches by itself; ask it to try now. */
     kill (st.supervisor, SIGUSR1);
+    drop_keyring_text (c);
     print_mapping (c->json, index, st.target, st.connections, (long) st.server,
                    (long) st.supervisor, st.read_only);
     return 0;
@@ -335,8 +375,23 @@ cmd_attach (struct cli *c)
   c->o.device = index;
   c->o.attach = true;
   c->o.connections_set = true;
-  if (rbdx_supervise_start (&c->o, &index, &server, &sup, &conns, &msg) != 0)
+  /* --keyfile: a keyring of the new supervisor's own; a failed attach
+   * (which keeps the mapping's keyring, supervise.h) removes it, one
+   * that succeeds the one the mapping had. */
+  if (c->keyring_text) {
+    snprintf (old_keyring, sizeof old_keyring, "%s", c->o.keyring_file);
+    block_ends ();
+    cli_write_keyring (c, c->keyring_text);
+    drop_keyring_text (c);
+    wrote = true;
+  }
+  if (rbdx_supervise_start (&c->o, &index, &server, &sup, &conns, &msg) != 0) {
+    if (wrote)
+      rbdx_state_remove_keyring (c->o.keyring_file);
     die (1, "%s: %s", c->o.target, msg);
+  }
+  if (wrote && strcmp (old_keyring, c->o.keyring_file) != 0)
+    rbdx_state_remove_keyring (old_keyring);
   print_mapping (c->json, index, c->o.target, conns, server, sup, c->o.read_only);
   return 0;
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "keyring.h"
 #include "mapped.h"
 #include "nbd-compat.h"
 #include "state.h"
@@ -51,7 +52,8 @@ rbdx_nbd_usage (void)
     "  --quiesce                     Use quiesce callbacks (refused: not in rbdx yet)\n"
     "  --quiesce-hook <path>         Specify quiesce hook path (refused likewise)\n"
     "  -f, -d                        Stay in the foreground until unmapped; a signal\n"
-    "                                detaches (logs stay in rbdx's run directory)\n"
+    "                                detaches (logs in rbdx's run directory\n"
+    "                                unless --log-file is given)\n"
     "  --read-only                   Map read-only\n"
     "  --reattach-timeout <sec>      Set nbd re-attach timeout\n"
     "                                (default: 30)\n"
@@ -77,22 +79,56 @@ rbdx_nbd_usage (void)
     "  --CEPH_OPTION VALUE, --CEPH_OPTION=VALUE   any Ceph option (see rbdx(8))\n";
 }
 
-/* @p value made absolute against the working directory: the supervisor
- * runs in /.  The file need not exist (a log file). */
+/* @p value made absolute against the working directory (the supervisor
+ * runs in /) into a new string.  The file need not exist (a log file).
+ * @p opt names the option in messages. */
+static char *
+absolute (const char *opt, const char *value)
+{
+  char cwd[4096], *abs;
+
+  for (const char *p = value; *p; p++)
+    if ((unsigned char) *p < 0x20 || *p == 0x7f)
+      die (1, "%s: the file name holds a control character", opt);
+  if (value[0] == '/')
+    abs = strdup (value);
+  else if (!getcwd (cwd, sizeof cwd))
+    die (1, "%s %s: cannot tell the working directory: %s", opt, value,
+         strerror (errno));
+  else if (asprintf (&abs, "%s/%s", cwd, value) < 0)
+    abs = NULL;
+  if (!abs)
+    die (1, "out of memory");
+  return abs;
+}
+
 static void
 add_path_param (struct cli *c, const char *key, const char *value)
 {
-  char cwd[4096];
+  char *abs = absolute (key, value);
 
-  if (value[0] == '/' || !getcwd (cwd, sizeof cwd)) {
-    cli_add_param (&c->o, key, value);
-    return;
-  }
-  char *abs;
-  if (asprintf (&abs, "%s/%s", cwd, value) < 0)
-    die (1, "out of memory");
   cli_add_param (&c->o, key, abs);
   free (abs);
+}
+
+/* --keyfile F: the key never goes on a server's command line (rbdx
+ * refuses ceph.keyfile=, target.h): map and attach write it into a
+ * keyring file of the mapping's own (keyring.h), given as keyring=. */
+static void
+keyfile_to_keyring (const struct rbdx_nbd_args *a, struct cli *c, const char *keyfile)
+{
+  const char *id = rbdx_nbd_param (a, "id");
+  char why[600];
+  int r;
+
+  /* --keyfile with --keyring: refused by rbdx_nbd_parse. */
+  /* Ceph's default entity is client.admin (Ceph doc, "--id"). */
+  r = rbdx_keyring_from_keyfile (keyfile, id ? id : "admin", &c->keyring_text,
+                                 why, sizeof why);
+  if (r == -ENOMEM)
+    die (1, "out of memory");
+  if (r < 0)
+    die (1, "%s", why);
 }
 
 /* The map options of a map or attach. */
@@ -112,13 +148,21 @@ to_cli (const struct rbdx_nbd_args *a, struct cli *c)
   }
   for (size_t i = 0; i < a->nparams; i++) {
     const char *p = a->params[i], *eq = strchr (p, '=');
-    if (!strncmp (p, "ceph.keyfile=", 13) || !strncmp (p, "ceph.log_file=", 14)) {
-      char key[16];
-      snprintf (key, sizeof key, "%.*s", (int) (eq - p + 1), p);
-      add_path_param (c, key, eq + 1);
-    }
+    if (!strncmp (p, "ceph.keyfile=", 13))
+      keyfile_to_keyring (a, c, eq + 1);
+    else if (!strncmp (p, "ceph.log_file=", 14))
+      add_path_param (c, "ceph.log_file=", eq + 1);
     else
       cli_add_param (&c->o, "", p);     /* conf= and keyring= made absolute */
+  }
+  /* --log-file: the supervisor's and the server's messages too, as
+   * rbd-nbd's own log goes there (supervise.h, log_file). */
+  if (a->log_file) {
+    char *abs = absolute ("--log-file", a->log_file);
+    if (strlen (abs) >= sizeof c->o.log_file)
+      die (1, "--log-file %s: longer than %zu bytes", abs, sizeof c->o.log_file - 1);
+    snprintf (c->o.log_file, sizeof c->o.log_file, "%s", abs);
+    free (abs);
   }
   if (a->exclusive)
     cli_add_param (&c->o, "exclusive=", "true");
@@ -358,7 +402,7 @@ do_detach (const struct rbdx_nbd_args *a)
 /* -f, -d: after map or attach, stay until the device is unmapped, as
  * rbd-nbd in the foreground; SIGTERM, SIGINT or SIGHUP here detaches,
  * as they end rbd-nbd (its device then waits for an attach).  The logs
- * stay in the run directory. */
+ * stay in the run directory unless --log-file named a file. */
 static int
 stay (const char *what)
 {

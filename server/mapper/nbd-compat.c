@@ -400,6 +400,9 @@ refuse_unsupported (struct rbdx_nbd_args *a, int nformats)
                  "rbdx yet");
   if (nformats > 1)
     return fail (a, "rbd-nbd: rbdx loads one encryption format, not %d", nformats);
+  if (rbdx_nbd_param (a, "ceph.keyfile") && rbdx_nbd_param (a, "keyring"))
+    return fail (a, "rbd-nbd: --keyfile and --keyring: give one (the key file, or "
+                 "a keyring file that holds the key)");
   if (a->encryption_format && strcmp (a->encryption_format, "luks") == 0)
     return fail (a, "rbd-nbd: --encryption-format luks (detect LUKS1 or LUKS2) is "
                  "not supported by rbdx: give luks1 or luks2");

@@ -122,7 +122,9 @@ struct rbdx_nbd_args {
  *    the command line), --name of another entity type than client;
  *  - for map and attach only, what rbdx does not do yet: --notrim,
  *    --snap-id, --quiesce, --quiesce-hook, --encryption-format luks
- *    (detection), several encryption formats; and --setuser, --setgroup
+ *    (detection), several encryption formats, --keyfile with --keyring
+ *    (the key file becomes a keyring of the mapping's own, keyring.h);
+ *    and --setuser, --setgroup
  *    always.
  *  Messages quote hostile text with control characters replaced by '?'.
  *  @return 0, or -EINVAL (a->msg says why), -ENOMEM. */

@@ -33,7 +33,7 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
 {
   int null, logfd;
   sigset_t mask;
-  char path[400];
+  char path[600];
   const char *um;
 
   /* The flock belongs to the open file description that `rbdx map` still
@@ -68,7 +68,8 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
   }
   if (snprintf (s->dir, sizeof s->dir, "%s/sup-%ld", rbdx_run_dir (), (long) getpid ()) < 0 ||
       snprintf (s->sock, sizeof s->sock, "%s/nbd.sock", s->dir) < 0 ||
-      snprintf (s->srvlog, sizeof s->srvlog, "%s/server.log", s->dir) < 0 ||
+      snprintf (s->srvlog, sizeof s->srvlog, "%s%s", *o->log_file ? o->log_file : s->dir,
+                *o->log_file ? "" : "/server.log") < 0 ||
       snprintf (s->sizefile, sizeof s->sizefile, "%s/size", s->dir) < 0)
     setup_exit (o);
   /* The server's metrics file: the one given (metrics_file=, already
@@ -94,9 +95,17 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
     dprintf (report_fd, "ERR cannot create %s: %s\n", s->dir, strerror (errno));
     setup_exit (o);
   }
-  if (snprintf (path, sizeof path, "%s/supervisor.log", s->dir) < 0)
+  /* Ours in the private directory, or the one given (rbd-nbd's
+   * --log-file, absolute): the server's messages go there too. */
+  if (snprintf (path, sizeof path, "%s%s", *o->log_file ? o->log_file : s->dir,
+                *o->log_file ? "" : "/supervisor.log") < 0)
     setup_exit (o);
-  logfd = open (path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  logfd = open (path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
+  if (logfd < 0 && *o->log_file) {
+    dprintf (report_fd, "ERR cannot open the log file %s: %s\n", path, strerror (errno));
+    rmdir (s->dir);
+    setup_exit (o);
+  }
   null = open ("/dev/null", O_RDWR);
   if (null >= 0)
     dup2 (null, 0);

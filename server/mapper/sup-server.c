@@ -83,7 +83,8 @@ remove_private_dir (struct sup *s)
 {
   char path[400];
   unlink (s->sock);
-  unlink (s->srvlog);
+  if (!*s->o->log_file)       /* a log file given (--log-file) stays */
+    unlink (s->srvlog);
   unlink (s->sizefile);
   /* Our own metrics file only: one given with metrics_file= stays. */
   snprintf (path, sizeof path, "%s/metrics.prom", s->dir);

@@ -22,7 +22,7 @@
  * The server is killed (SIGKILL) if the supervisor dies; `rbdx attach`
  * then brings both back while the kernel holds the I/O.
  * Messages go to RUN_DIR/sup-PID/supervisor.log, the server's to
- * server.log beside it.
+ * server.log beside it, or both to o->log_file when one is given.
  */
 #ifndef RBDX_SERVER_SUPERVISE_H
 #define RBDX_SERVER_SUPERVISE_H
@@ -58,12 +58,18 @@ struct rbdx_map_opts {
                                    running, killed (SIGKILL) before the new
                                    connections are handed over; 0 if none */
   char keyring_file[512];     /**< a keyring file this mapping owns (written
-                                   by `rbdx map` from a connection_info, in
+                                   by `rbdx map` from a connection_info or
+                                   rbd-nbd's --keyfile, keyring.h, in
                                    RUN_DIR/keyrings/), removed when the
                                    mapping ends, on every path: unmap, a
                                    failed or duplicate map, the device
                                    disconnected; kept by a failed attach;
                                    "" if none */
+  char log_file[512];         /**< an absolute file the supervisor's and the
+                                   server's messages are appended to
+                                   instead of RUN_DIR/sup-PID/ (rbd-nbd's
+                                   --log-file); created 0600 if missing,
+                                   never removed; "" if none */
 };
 
 /** The run directory's lock held by `rbdx map`/`attach` (-1 if none);

@@ -13,10 +13,16 @@
 # Asserts, in the guest:
 #   - `rbd-nbd --help` lists --cookie on stdout, stderr empty (ceph-csi's
 #     cookie probe);
+#   - a map with --keyfile and a --log-file in a missing directory fails
+#     and leaves no keyring behind;
 #   - ceph-csi's map line prints /dev/nbd0 alone; the kernel's backend
 #     identifier is the cookie (the volume id); the server got id=,
-#     mon_host=, ceph.keyfile= and ceph.log_file= from the Ceph options;
-#     data written reads back;
+#     mon_host= and ceph.log_file= from the Ceph options, and for
+#     --keyfile keyring=/share/run/keyrings/XXXXXX.keyring (0600,
+#     "[client.ID]\n\tkey = KEY", recorded in the state file), never
+#     ceph.keyfile= or the key; the supervisor's and the server's stderr
+#     is the --log-file, which holds the supervisor's lines; data written
+#     reads back;
 #   - list-mapped --format=json shows rbd-nbd's record of the mapping
 #     (pool, namespace, image, snap, device, cookie, id the supervisor);
 #   - detach stops supervisor and server and leaves the device connected;
@@ -25,9 +31,11 @@
 #     connections, and the data reads back; again after the run directory
 #     is deleted too, with a read waiting across it: the 4 connections
 #     come back from the kernel's identifier (COOKIE;rbdx:connections=4),
-#     the read returns the data;
+#     the read returns the data; each attach leaves one keyring, the new
+#     server's;
 #   - unmap disconnects; unmap of the spec then says "rbd-nbd: SPEC is not
-#     mapped" (exit 1), which ceph-csi takes as done; nothing is left;
+#     mapped" (exit 1), which ceph-csi takes as done; nothing is left, no
+#     keyring either, the log file stays;
 #   - map -f stays in the foreground; SIGTERM to it detaches (the device
 #     stays connected), attach gets it back;
 #   - `rbd device map -t nbd -o ...`, `rbd device list -t nbd --format
@@ -72,15 +80,41 @@ rn=/tmp/rbd-nbd
 volid=0001-0009-rook-ceph-0000000000000002-ab6b5e3f-1c9c-11ee-8d7e-0242ac110003
 mons=10.0.0.1:6789,10.0.0.2:6789
 mkdir -p /tmp/csi
-echo AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA== >/tmp/csi/keyfile-1
+key=AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==
+echo "$key" >/tmp/csi/keyfile-1
+chmod 0600 /tmp/csi/keyfile-1
 # ceph-csi: "--id", ID, "-m", MONS, "--keyfile=" FILE, "--log-file", LOG
 csi=(--id csi-rbd-node -m "$mons" --keyfile=/tmp/csi/keyfile-1 --log-file /tmp/csi/rbd-nbd-vol.log)
 supervisors() { pgrep -f "^($MAPPER|$rn) " | wc -l; }
 servers() { pgrep -f standin-engine | wc -l; }
 
+# keyring_ok WHEN: the server has a keyring of the mapping's own for the
+# key file, and it is the only one.
+keyring_ok() {
+  local kr
+  kr=$(sed -n 's/^keyring=//p' /share/engine-args)
+  case $kr in /share/run/keyrings/??????.keyring) ;; *) fail "$1: keyring=$kr" ;; esac
+  ! grep -q '^ceph.keyfile=' /share/engine-args || fail "$1: the server got ceph.keyfile="
+  ! grep -qF "$key" /share/engine-args || fail "$1: the key is on the server's command line"
+  [ "$(stat -c %a "$kr")" = 600 ] || fail "$1: $kr has mode $(stat -c %a "$kr")"
+  [ "$(cat "$kr")" = "$(printf '[client.csi-rbd-node]\n\tkey = %s' "$key")" ] ||
+    fail "$1: $kr holds $(cat "$kr")"
+  grep -qx "keyring_file=$kr" /share/run/nbd0 || fail "$1: the state does not own $kr"
+  [ "$(ls /share/run/keyrings | wc -l)" -eq 1 ] || fail "$1: keyrings $(ls /share/run/keyrings)"
+  say "$1: the server's keyring=$kr (0600), no ceph.keyfile="
+}
+
 "$rn" --help >/tmp/help 2>/tmp/err || fail "rbd-nbd --help failed"
 grep -q -- --cookie /tmp/help || fail "rbd-nbd --help lists no --cookie"
 [ ! -s /tmp/err ] || fail "rbd-nbd --help wrote on stderr: $(cat /tmp/err)"
+
+# A map that fails once its keyring is written leaves none.
+rc=0; "$rn" "${csi[@]:0:5}" --log-file /nonexistent/x.log map "$NBD_EXPORT" --cookie="$volid" \
+  2>/tmp/err || rc=$?
+[ "$rc" -eq 1 ] && grep -q "cannot open the log file /nonexistent/x.log" /tmp/err ||
+  fail "map with a log file in a missing directory: rc $rc, $(cat /tmp/err)"
+[ -z "$(ls /share/run/keyrings 2>/dev/null)" ] || fail "the failed map left $(ls /share/run/keyrings)"
+say "a failed map left no keyring: $(cat /tmp/err)"
 
 # With the StorageClass's mapOptions "connections=4", which ceph-csi
 # appends as --connections=4.
@@ -90,11 +124,20 @@ say "map printed: $dev"
 [ "$dev" = /dev/nbd0 ] || fail "map printed '$dev', not /dev/nbd0 alone"
 [ "$(cat /sys/block/nbd0/backend)" = "$volid;rbdx:connections=4" ] ||
   fail "backend identifier $(cat /sys/block/nbd0/backend), not the cookie and the count"
-grep -qx "$NBD_EXPORT" /share/engine-args || fail "the image is not the server's"
+grep -qx "image=$NBD_EXPORT" /share/engine-args || fail "the image is not the server's"
 grep -qx id=csi-rbd-node /share/engine-args || fail "no id=: $(cat /share/engine-args)"
 grep -qx "mon_host=$mons" /share/engine-args || fail "no mon_host="
-grep -qx ceph.keyfile=/tmp/csi/keyfile-1 /share/engine-args || fail "no ceph.keyfile="
 grep -qx ceph.log_file=/tmp/csi/rbd-nbd-vol.log /share/engine-args || fail "no ceph.log_file="
+keyring_ok "map"
+sup=$(pgrep -f "^($MAPPER|$rn) " | head -1)
+for p in "$sup" "$(pgrep -f standin-engine)"; do
+  [ "$(readlink "/proc/$p/fd/2")" = /tmp/csi/rbd-nbd-vol.log ] ||
+    fail "process $p logs to $(readlink "/proc/$p/fd/2"), not the --log-file"
+done
+grep -q "supervising $NBD_EXPORT for map" /tmp/csi/rbd-nbd-vol.log ||
+  fail "the log file lacks the supervisor's lines: $(cat /tmp/csi/rbd-nbd-vol.log)"
+[ ! -e "/share/run/sup-$sup/supervisor.log" ] && [ ! -e "/share/run/sup-$sup/server.log" ] ||
+  fail "logs in the run directory despite --log-file"
 conns=$(sed -n 's/^connections=//p' /share/run/nbd0)
 [ "$conns" = 4 ] || fail "$conns connections, not 4"
 all_conns() { [ "$(tcp_conns "$NBD_PORT")" -eq "$conns" ]; }
@@ -136,6 +179,7 @@ say "attach printed: $out"
 [ "$(supervisors)" -eq 1 ] || fail "$(supervisors) supervisors after attach"
 wait_until 20 all_conns || fail "$(tcp_conns "$NBD_PORT") connections after attach, not $conns"
 check_data "after attach"
+keyring_ok "attach"
 [ "$(cat /sys/block/nbd0/backend)" = "$volid;rbdx:connections=4" ] ||
   fail "attach changed the backend identifier"
 
@@ -160,6 +204,7 @@ wait "$reader" || fail "the read waiting across the stateless attach failed"
 [ "$(cat /tmp/waiting.sha256)" = "$(cat /share/data.sha256)" ] ||
   fail "the read waiting across the stateless attach returned other data"
 check_data "after the stateless attach"
+keyring_ok "the stateless attach"
 
 "$rn" unmap /dev/nbd0 || fail "unmap failed"
 [ ! -e /sys/block/nbd0/pid ] || fail "/dev/nbd0 is still connected"
@@ -167,7 +212,9 @@ rc=0; "$rn" unmap "$NBD_EXPORT" 2>/tmp/err || rc=$?
 [ "$rc" -eq 1 ] && [ "$(cat /tmp/err)" = "rbd-nbd: $NBD_EXPORT is not mapped" ] ||
   fail "unmap of the unmapped spec: rc $rc, $(cat /tmp/err)"
 [ "$(supervisors)" -eq 0 ] && [ "$(servers)" -eq 0 ] || fail "processes left after unmap"
-[ -z "$(ls /share/run 2>/dev/null | grep -vx lock)" ] || fail "state left: $(ls /share/run)"
+[ -z "$(ls /share/run 2>/dev/null | grep -vx -e lock -e keyrings)" ] || fail "state left: $(ls /share/run)"
+[ -z "$(ls /share/run/keyrings)" ] || fail "unmap left the keyring $(ls /share/run/keyrings)"
+grep -q "/dev/nbd0 unmapped" /tmp/csi/rbd-nbd-vol.log || fail "the log file lacks the unmap"
 [ "$("$rn" list-mapped --format=json)" = "[]" ] || fail "list-mapped after unmap"
 
 # -f: the process stays while the device is mapped; SIGTERM detaches.

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "mapper/nbd-compat.h"
+#include "mapper/target.h"
 
 static char *words[64];
 static int nwords;
@@ -54,6 +55,18 @@ parse_ok (const char *line)
   int r = rbdx_nbd_parse (nwords, v, &a);
   if (r != 0)
     fail_msg ("'%s': %d %s", line, r, a.msg);
+  /* What map and attach hand the server passes the mapper's argument
+   * check (target.h); ceph.keyfile= never reaches it (cmd-nbd.c turns
+   * it into a keyring file of the mapping's own). */
+  if ((a.cmd == RBDX_NBD_MAP || a.cmd == RBDX_NBD_ATTACH) && *a.target) {
+    char *p[RBDX_NBD_MAX_PARAMS], why[512];
+    size_t n = 0;
+    for (size_t i = 0; i < a.nparams; i++)
+      if (strncmp (a.params[i], "ceph.keyfile=", 13) != 0)
+        p[n++] = a.params[i];
+    if (rbdx_args_check (a.target, p, n, why, sizeof why) != 0)
+      fail_msg ("'%s': the server's arguments are refused: %s", line, why);
+  }
 }
 
 /* The line is refused with exactly @p msg. */
