@@ -97,6 +97,8 @@ struct rbdx_options {
   bool writers_set;
   bool exclusive;             /**< exclusive= : hold the lock, refuse hand-over. */
   bool exclusive_set;
+  bool notrim;                /**< notrim= : no TRIM, zeroes written thick. */
+  bool notrim_set;
   char *conf;                 /**< conf= path to ceph.conf. */
   char *id;                   /**< id= cephx user without "client.". */
   char *keyring;              /**< keyring= path. */
@@ -136,7 +138,7 @@ rbdx_options_pin (const struct rbdx_options *o)
  * Keys: image, pool, conf, id, keyring, mon_host, cluster, completion
  * (auto|io_uring|poll, "eventfd" meaning poll), writers
  * (auto|shared|per-connection), size_file, advertise_size (image|max),
- * exclusive (true/false, yes/no, on/off, 1/0), qos.NAME_limit,
+ * exclusive and notrim (true/false, yes/no, on/off, 1/0), qos.NAME_limit,
  * qos.NAME_burst, qos.NAME_burst_seconds (NAME in rbdx_qos_names; whole
  * numbers), encryption_format (luks1|luks2), encryption_passphrase_file,
  * identity (POOLID/[NAMESPACE/]IMAGEID[@SNAPID], rbdx_ident_parse)

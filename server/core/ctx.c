@@ -153,6 +153,7 @@ open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
   if (r < 0)
     return r;
   ctx->encrypted = o->encryption != RBDX_ENCRYPTION_NONE;
+  ctx->notrim = o->notrim;
 
   if ((r = rbd_get_size (ctx->image, &ctx->size)) < 0 ||
       (r = rbd_get_features (ctx->image, &ctx->features)) < 0 ||

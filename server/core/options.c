@@ -248,15 +248,17 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
   if (strcmp (key, "writers") == 0)
     return set_keyword (key, value, writers_names, (int *) &o->writers,
                         &o->writers_set, err, errlen);
-  if (strcmp (key, "exclusive") == 0) {
-    if (o->exclusive_set)
-      return set_err (err, errlen, "exclusive= given twice");
+  if (strcmp (key, "exclusive") == 0 || strcmp (key, "notrim") == 0) {
+    bool n = key[0] == 'n';
+
+    if (n ? o->notrim_set : o->exclusive_set)
+      return set_err (err, errlen, "%s= given twice", key);
     r = rbdx_parse_bool (value);
     if (r < 0)
-      return set_err (err, errlen, "exclusive='%s': expected true or false",
+      return set_err (err, errlen, "%s='%s': expected true or false", key,
                    value);
-    o->exclusive = r;
-    o->exclusive_set = true;
+    *(n ? &o->notrim : &o->exclusive) = r;
+    *(n ? &o->notrim_set : &o->exclusive_set) = true;
     return 0;
   }
   if (strcmp (key, "conf") == 0)

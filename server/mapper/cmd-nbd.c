@@ -44,7 +44,7 @@ rbdx_nbd_usage (void)
     "                                Image encryption format\n"
     "  --encryption-passphrase-file  Path of file containing passphrase for unlocking image encryption\n"
     "  --exclusive                   Forbid writes by other clients\n"
-    "  --notrim                      Turn off trim/discard (refused: not in rbdx yet)\n"
+    "  --notrim                      Turn off trim/discard\n"
     "  --io-timeout <sec>            Set nbd IO timeout (0: never time out)\n"
     "  --max_part <limit>            Override for module param max_part\n"
     "  --nbds_max <limit>            Override for module param nbds_max\n"
@@ -122,6 +122,8 @@ to_cli (const struct rbdx_nbd_args *a, struct cli *c)
   }
   if (a->exclusive)
     cli_add_param (&c->o, "exclusive=", "true");
+  if (a->notrim)
+    cli_add_param (&c->o, "notrim=", "true");
   if (a->encryption_format) {
     cli_add_param (&c->o, "encryption_format=", a->encryption_format);
     add_path_param (c, "encryption_passphrase_file=", a->passphrase_file);

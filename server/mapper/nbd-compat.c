@@ -389,9 +389,6 @@ check_device (struct rbdx_nbd_args *a, const char *d)
 static int
 refuse_unsupported (struct rbdx_nbd_args *a, int nformats)
 {
-  if (a->notrim)
-    return fail (a, "rbd-nbd: --notrim is not supported by rbdx yet (its servers "
-                 "always advertise TRIM)");
   if (a->snap_id >= 0)
     return fail (a, "rbd-nbd: --snap-id is not supported by rbdx yet: name the "
                  "snapshot (pool/image@snap)");

@@ -72,7 +72,8 @@ struct rbdx_nbd_args {
   bool try_netlink;          /**< --try-netlink (rbdx always uses netlink) */
   bool pretty;               /**< --pretty-format */
   bool foreground;           /**< -f, -d: stay until unmapped */
-  bool notrim, quiesce;      /**< given, though refused for map and attach
+  bool notrim;               /**< --notrim: notrim=true */
+  bool quiesce;              /**< given, though refused for map and attach
                                   (see rbdx.pod) */
   int io_timeout;            /**< --io-timeout seconds; -1: not given */
   int reattach_timeout;      /**< --reattach-timeout seconds, default 30 */
@@ -120,8 +121,7 @@ struct rbdx_nbd_args {
  *    one starting "rbdx:" (rbdx's own identifiers);
  *  - a Ceph option value with a control character, --key (a secret on
  *    the command line), --name of another entity type than client;
- *  - for map and attach only, what rbdx does not do yet: --notrim,
- *    --snap-id, --quiesce, --quiesce-hook, --encryption-format luks
+ *  - for map and attach only, what rbdx does not do yet: --snap-id, --quiesce, --quiesce-hook, --encryption-format luks
  *    (detection), several encryption formats; and --setuser, --setgroup
  *    always.
  *  Messages quote hostile text with control characters replaced by '?'.

@@ -243,7 +243,18 @@ test_rbd_cli_options (void **state)
   assert_int_equal (a.max_part, 0);
   assert_int_equal (a.device_index, 4);
   assert_int_equal (a.nparams, 0);
+  assert_false (a.notrim);
   rbdx_nbd_args_free (&a);
+  /* rbd device map -t nbd -o notrim p/i: cmd-nbd.c passes notrim=true. */
+  parse_ok ("map p/i --notrim");
+  assert_true (a.notrim);
+  assert_int_equal (a.cmd, RBDX_NBD_MAP);
+  assert_int_equal (a.nparams, 0);
+  rbdx_nbd_args_free (&a);
+  parse_ok ("attach p/i --device /dev/nbd2 --notrim");
+  assert_true (a.notrim);
+  rbdx_nbd_args_free (&a);
+  parse_bad ("map p/i --notrim=1", "rbd-nbd: unknown args: --notrim=1");
   /* rbd --cluster c -n client.x --mon_host 1.2.3.4 --rbd_cache=false
    *   --debug-rbd 20 device map -t nbd p/i */
   parse_ok ("--cluster c -n client.x --mon_host 1.2.3.4 --rbd_cache=false "
@@ -361,7 +372,6 @@ static void
 test_refused (void **state)
 {
   (void) state;
-  parse_bad ("map p/i --notrim", "rbd-nbd: --notrim is not supported by rbdx yet");
   parse_bad ("map p/i --snap-id 4", "rbd-nbd: --snap-id is not supported by rbdx yet");
   parse_bad ("map p/i --quiesce", "rbd-nbd: --quiesce and --quiesce-hook are not supported");
   parse_bad ("map p/i --quiesce-hook /x", "rbd-nbd: --quiesce and --quiesce-hook");
