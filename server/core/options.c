@@ -261,6 +261,21 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
     *(n ? &o->notrim_set : &o->exclusive_set) = true;
     return 0;
   }
+  if (strcmp (key, "snap_id") == 0) {
+    char *end;
+
+    if (o->snap_id_set)
+      return set_err (err, errlen, "snap_id= given twice");
+    errno = 0;
+    o->snap_id = strtoull (value, &end, 10);
+    /* Ceph reserves UINT64_MAX - 1 (CEPH_NOSNAP) and UINT64_MAX. */
+    if (*value < '0' || *value > '9' || *end || errno ||
+        o->snap_id >= UINT64_MAX - 1)
+      return set_err (err, errlen, "snap_id='%s': expected a snapshot id, "
+                      "a whole number as `rbd snap ls` shows it", value);
+    o->snap_id_set = true;
+    return 0;
+  }
   if (strcmp (key, "conf") == 0)
     return set_once (&o->conf, key, value, err, errlen);
   if (strcmp (key, "id") == 0) {
@@ -436,12 +451,17 @@ options_complete (struct rbdx_options *o, char *err, size_t errlen)
                    o->image_text, o->pool, o->pool_ns ? "/" : "",
                    o->pool_ns ? o->pool_ns : "");
   }
+  if (o->snap_id_set && (o->pool || !o->spec.image || o->spec.snap))
+    return set_err (err, errlen, "snap_id= names a snapshot of the image "
+                    "given as image=, which then names none (no @SNAP), "
+                    "without pool=");
   if (o->identity_set &&
       (o->pool || !o->spec.image ||
-       !o->spec.snap != (o->identity.snap_id == RBDX_NOSNAP)))
+       !rbdx_options_snapshot (o) != (o->identity.snap_id == RBDX_NOSNAP) ||
+       (o->snap_id_set && o->snap_id != o->identity.snap_id)))
     return set_err (err, errlen, "identity= pins the image given as image= "
-                    "(a snapshot identity for a snapshot spec), without "
-                    "pool=");
+                    "(a snapshot identity for a snapshot spec or snap_id=, "
+                    "then that one), without pool=");
   if (o->exclusive && o->writers == RBDX_WRITERS_PER_CONNECTION)
     return set_err (err, errlen, "exclusive=true needs one lock owner: it "
                  "cannot be combined with writers=per-connection");

@@ -255,6 +255,18 @@ test_rbd_cli_options (void **state)
   assert_true (a.notrim);
   rbdx_nbd_args_free (&a);
   parse_bad ("map p/i --notrim=1", "rbd-nbd: unknown args: --notrim=1");
+  /* rbd device map -t nbd -o snap-id=4 p/i: cmd-nbd.c passes snap_id=4
+   * and maps read-only. */
+  parse_ok ("map p/i --snap-id=4");
+  assert_int_equal (a.snap_id, 4);
+  assert_string_equal (a.target, "p/i");
+  rbdx_nbd_args_free (&a);
+  parse_ok ("attach --device /dev/nbd3 p/i --snap-id 7");
+  assert_int_equal (a.snap_id, 7);
+  rbdx_nbd_args_free (&a);
+  parse_ok ("map p/i");
+  assert_int_equal (a.snap_id, -1);
+  rbdx_nbd_args_free (&a);
   /* rbd --cluster c -n client.x --mon_host 1.2.3.4 --rbd_cache=false
    *   --debug-rbd 20 device map -t nbd p/i */
   parse_ok ("--cluster c -n client.x --mon_host 1.2.3.4 --rbd_cache=false "
@@ -372,7 +384,6 @@ static void
 test_refused (void **state)
 {
   (void) state;
-  parse_bad ("map p/i --snap-id 4", "rbd-nbd: --snap-id is not supported by rbdx yet");
   parse_bad ("map p/i --quiesce", "rbd-nbd: --quiesce and --quiesce-hook are not supported");
   parse_bad ("map p/i --quiesce-hook /x", "rbd-nbd: --quiesce and --quiesce-hook");
   parse_bad ("map p/i --encryption-passphrase-file /p",

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx unit tests: the parameters that change what an export does
- * (include/rbdx/options.h): notrim=.
+ * (include/rbdx/options.h): notrim= and snap_id=.
  *
  * Proves that each is parsed as documented (booleans as nbdkit takes
  * them, given once), refused with -EINVAL and a message naming the key
@@ -95,6 +95,78 @@ test_notrim_off (void **state)
   assert_true (o->notrim_set);
 }
 
+static void
+test_snap_id (void **state)
+{
+  static const char *const bad[] = {
+    "-1", "+1", "x", "1x", "1K", " 1", "18446744073709551614",
+    "18446744073709551615", "99999999999999999999",
+  };
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    set_bad (o, "snap_id", bad[i], err);
+    assert_contains (err, bad[i]);
+    assert_false (o->snap_id_set);
+  }
+  set_ok (o, "snap_id", "18446744073709551613");   /* CEPH_NOSNAP - 1 */
+  assert_true (o->snap_id == UINT64_MAX - 2);
+  set_bad (o, "snap_id", "4", err);
+  assert_contains (err, "twice");
+  set_ok (o, "image", "p/img");
+  assert_true (rbdx_options_snapshot (o));
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), 0);
+}
+
+/* snap_id= with a snapshot spec, without an image, with pool=. */
+static void
+test_snap_id_combinations (void **state)
+{
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+
+  set_ok (o, "snap_id", "4");
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), -EINVAL);
+  set_ok (o, "image", "p/img@s");
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), -EINVAL);
+  assert_contains (err, "snap_id=");
+  rbdx_options_free (o);
+  set_ok (o, "snap_id", "4");
+  set_ok (o, "pool", "p");
+  set_ok (o, "image", "img");
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), -EINVAL);
+  assert_contains (err, "pool=");
+}
+
+/* identity= with snap_id=: a snapshot identity of exactly that id. */
+static void
+test_snap_id_identity (void **state)
+{
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+
+  set_ok (o, "image", "p/img");
+  set_ok (o, "snap_id", "4");
+  set_ok (o, "identity", "2/abc@4");
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), 0);
+  rbdx_options_free (o);
+  set_ok (o, "image", "p/img");
+  set_ok (o, "snap_id", "4");
+  set_ok (o, "identity", "2/abc@5");
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), -EINVAL);
+  assert_contains (err, "identity=");
+  rbdx_options_free (o);
+  set_ok (o, "image", "p/img");
+  set_ok (o, "snap_id", "4");
+  set_ok (o, "identity", "2/abc");
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), -EINVAL);
+  rbdx_options_free (o);
+  set_ok (o, "image", "p/img");
+  set_ok (o, "identity", "2/abc@4");
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), -EINVAL);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown (f, setup, teardown)
 
 int
@@ -103,6 +175,9 @@ main (void)
   const struct CMUnitTest tests[] = {
     T (test_notrim),
     T (test_notrim_off),
+    T (test_snap_id),
+    T (test_snap_id_combinations),
+    T (test_snap_id_identity),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
