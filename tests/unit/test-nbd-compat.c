@@ -267,6 +267,13 @@ test_rbd_cli_options (void **state)
   parse_ok ("map p/i");
   assert_int_equal (a.snap_id, -1);
   rbdx_nbd_args_free (&a);
+  /* rbd device map -t nbd -o notrim,snap-id=4 rbd/x, as Debian's rbd
+   * 16.2.15 runs the rbd-nbd beside it (recorded). */
+  parse_ok ("map rbd/x --notrim --snap-id=4");
+  assert_true (a.notrim);
+  assert_int_equal (a.snap_id, 4);
+  assert_int_equal (a.nparams, 0);
+  rbdx_nbd_args_free (&a);
   /* rbd --cluster c -n client.x --mon_host 1.2.3.4 --rbd_cache=false
    *   --debug-rbd 20 device map -t nbd p/i */
   parse_ok ("--cluster c -n client.x --mon_host 1.2.3.4 --rbd_cache=false "
