@@ -338,6 +338,8 @@ rbdx_dump_plugin (void)
   "                     shared exactly when the image has exclusive-lock (auto).\n" \
   "exclusive=false|true Hold the exclusive lock for the server's lifetime and\n" \
   "                     refuse to hand it to other clients.\n" \
+  "notrim=false|true    No TRIM; write zeroes keeps allocation (thick).\n" \
+  "snap_id=ID           Serve the image's snapshot of this id (read-only).\n" \
   "conf=PATH            ceph.conf (default: $CEPH_CONF, /etc/ceph/$cluster.conf,\n" \
   "                     ~/.ceph/$cluster.conf, ./$cluster.conf).\n" \
   "id=NAME              cephx user without 'client.' (default: admin).\n" \

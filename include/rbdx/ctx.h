@@ -99,6 +99,9 @@ struct rbdx_ctx {
                                   overrides, or a persistent write-back
                                   cache (rbd_persistent_cache_mode). */
   bool encrypted;            /**< LUKS loaded (encryption_format=). */
+  bool notrim;               /**< notrim=true: every zero is written thick
+                                  (RBD_WRITE_ZEROES_FLAG_THICK_PROVISION),
+                                  so nothing is ever deallocated. */
   char *name;                /**< canonical "pool/[ns/]image[@snap]", owned. */
   struct rbdx_size_entry size_entry;  /**< in size_file='s registry
                                           (sizefile.h) while it watches. */
@@ -187,9 +190,10 @@ int rbdx_ctx_flush (struct rbdx_ctx *ctx);
 int rbdx_ctx_discard (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset);
 
 /** rbd_aio_write_zeroes: the range reads back as zeros.
- * @param may_hole  true: flags 0 (objects may be removed or truncated);
- *                  false: RBD_WRITE_ZEROES_FLAG_THICK_PROVISION keeps the
- *                  range allocated (NBD_CMD_FLAG_NO_HOLE).
+ * @param may_hole  true: flags 0 (objects may be removed or truncated),
+ *                  unless the context has notrim; false, or with notrim:
+ *                  RBD_WRITE_ZEROES_FLAG_THICK_PROVISION keeps the range
+ *                  allocated (NBD_CMD_FLAG_NO_HOLE).
  * @return 0 or a negative errno. */
 int rbdx_ctx_zero (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
                    bool may_hole);

@@ -38,7 +38,10 @@ int rbdx_export_probe (const struct rbdx_options *o, char *err,
 
 /** What an export served by one connection can do.  A read-only
  * export (a snapshot, or opened read-only) can do no write, FUA, trim
- * or zero; flush is always accepted (a no-op then). */
+ * or zero; flush is always accepted (a no-op then).  With notrim=true
+ * (rbd-nbd's --notrim: Ceph src/tools/rbd_nbd/rbd-nbd.cc leaves out
+ * NBD_FLAG_SEND_TRIM) there is no trim, and every zero is written with
+ * its allocation kept, so a fast zero always fails with ENOTSUP. */
 struct rbdx_export_caps {
   bool write;        /**< writes at all (else: read-only). */
   bool flush;        /**< NBD_CMD_FLUSH. */

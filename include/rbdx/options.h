@@ -97,6 +97,12 @@ struct rbdx_options {
   bool writers_set;
   bool exclusive;             /**< exclusive= : hold the lock, refuse hand-over. */
   bool exclusive_set;
+  bool notrim;                /**< notrim= : no TRIM, zeroes written thick. */
+  bool notrim_set;
+  uint64_t snap_id;           /**< snap_id= : serve the image's snapshot of
+                                   this id (rbd_snap_set_by_id), which
+                                   follows the snapshot through renames. */
+  bool snap_id_set;
   char *conf;                 /**< conf= path to ceph.conf. */
   char *id;                   /**< id= cephx user without "client.". */
   char *keyring;              /**< keyring= path. */
@@ -144,12 +150,20 @@ rbdx_options_pin (const struct rbdx_options *o)
   return o->identity_set ? &o->identity : NULL;
 }
 
+/** Whether @p o serves a snapshot: image=...@SNAP or snap_id=. */
+static inline bool
+rbdx_options_snapshot (const struct rbdx_options *o)
+{
+  return o->spec.snap || o->snap_id_set;
+}
+
 /** Apply one parameter.
  *
  * Keys: image, pool, conf, id, keyring, mon_host, cluster, completion
  * (auto|io_uring|poll, "eventfd" meaning poll), writers
  * (auto|shared|per-connection), size_file, advertise_size (image|max),
- * exclusive (true/false, yes/no, on/off, 1/0), qos.NAME_limit,
+ * exclusive and notrim (true/false, yes/no, on/off, 1/0), snap_id (a
+ * snapshot id in decimal, below Ceph's reserved ids), qos.NAME_limit,
  * qos.NAME_burst, qos.NAME_burst_seconds (NAME in rbdx_qos_names; whole
  * numbers), encryption_format (luks1|luks2), encryption_passphrase_file,
  * identity (POOLID/[NAMESPACE/]IMAGEID[@SNAPID], rbdx_ident_parse)
@@ -174,7 +188,9 @@ int rbdx_options_set (struct rbdx_options *o, const char *key,
  * and encryption_passphrase_file= together (the passphrase file is read
  * here: at most 64 KiB; like `rbd encryption format`, a final newline is
  * not part of the passphrase), identity= only with image= and without
- * pool= (a snapshot identity exactly for a snapshot spec), and an image
+ * pool= (a snapshot identity exactly for a snapshot spec or snap_id=, and
+ * then that snapshot), snap_id= only with an image= naming no snapshot
+ * and without pool=, and an image
  * without a pool component still fits RBDX_SPEC_MAX with pool= added.
  * @return 0, -EINVAL with a message in @p err, or -ENOMEM ("out of
  *         memory" in @p err). */

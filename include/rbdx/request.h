@@ -44,7 +44,7 @@ uint32_t rbdx_request_min_block (void);
  * @return 0; EINVAL (over the maximum block size, not aligned to the
  *         crypto sector, or a read, trim or block status past the end);
  *         ENOSPC (a write or write-zeroes past the end); ENOTSUP (a fast
- *         zero that must write real zeros: NO_HOLE).  Positive errno
+ *         zero that must write real zeros: NO_HOLE, or notrim=true).  Positive errno
  *         values, as the NBD error.  Thread-safe. */
 int rbdx_request_check (struct rbdx_ctx *ctx, enum rbdx_op op,
                         uint32_t count, uint64_t offset, bool fast_zero,

@@ -180,7 +180,7 @@ rbdx_conn_probe (const struct rbdx_options *o, const struct rbdx_spec *spec,
   /* Reading is needed whatever the export; whether writing is allowed
    * is checked when a connection opens. */
   r = rbdx_ctx_check_access (ctx, o, false, err, errlen);
-  if (r == 0 && o->exclusive && !spec->snap &&
+  if (r == 0 && o->exclusive && ctx->ident.snap_id == RBDX_NOSNAP &&
       !(ctx->features & RBD_FEATURE_EXCLUSIVE_LOCK)) {
     snprintf (err, errlen, "exclusive=true: image '%s' has no "
               "exclusive-lock feature", ctx->name);

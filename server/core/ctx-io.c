@@ -82,7 +82,7 @@ queue (struct rbdx_ctx *ctx, const struct rbdx_aio *a, rbd_completion_t c)
     return rbd_aio_discard (ctx->image, a->offset, a->count, c);
   case RBDX_OP_ZERO:
     return rbd_aio_write_zeroes (ctx->image, a->offset, a->count, c,
-                                 a->may_hole ? 0
+                                 a->may_hole && !ctx->notrim ? 0
                                  : RBD_WRITE_ZEROES_FLAG_THICK_PROVISION, 0);
   default:
     return -EINVAL;

@@ -69,8 +69,9 @@ open_head (struct rbdx_ctx *ctx, const struct rbdx_spec *spec,
 /* Record the identity of the open head (pool id, namespace, image id)
  * and, for a snapshot, move the handle to it by id. */
 static int
-bind_identity (struct rbdx_ctx *ctx, const struct rbdx_spec *spec,
-               const struct rbdx_ident *ident, char *err, size_t errlen)
+bind_identity (struct rbdx_ctx *ctx, const struct rbdx_options *o,
+               const struct rbdx_spec *spec, const struct rbdx_ident *ident,
+               char *err, size_t errlen)
 {
   struct rbdx_ident *id = &ctx->ident;
   int r;
@@ -91,18 +92,23 @@ bind_identity (struct rbdx_ctx *ctx, const struct rbdx_spec *spec,
     snprintf (id->image_id, sizeof id->image_id, "name:%s", spec->image);
   }
   id->snap_id = RBDX_NOSNAP;
-  if (!spec->snap)
+  if (!spec->snap && !o->snap_id_set)
     return 0;
 
   if (ident)
     id->snap_id = ident->snap_id;
+  else if (o->snap_id_set)
+    id->snap_id = o->snap_id;
   else if ((r = rbd_snap_get_id (ctx->image, spec->snap, &id->snap_id)) < 0)
     goto fail;
   r = rbd_snap_set_by_id (ctx->image, id->snap_id);
   if (r == 0)
     return 0;
 fail:
-  if (r == -ENOENT)
+  if (r == -ENOENT && !spec->snap)
+    snprintf (err, errlen, "image '%s' has no snapshot of id %" PRIu64 "%s",
+              ctx->name, id->snap_id, ident ? " any more" : "");
+  else if (r == -ENOENT)
     snprintf (err, errlen, "snapshot '%s' of image '%s/%s%s%s' does not "
               "exist%s", spec->snap, spec->pool, spec->ns ? spec->ns : "",
               spec->ns ? "/" : "", spec->image, ident ? " any more" : "");
@@ -153,13 +159,14 @@ open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
                 ctx->name, strerror (-r));
     return r;
   }
-  r = bind_identity (ctx, spec, ident, err, errlen);
+  r = bind_identity (ctx, o, spec, ident, err, errlen);
   if (r < 0)
     return r;
   r = rbdx_load_encryption (ctx->image, ctx->name, o, err, errlen);
   if (r < 0)
     return r;
   ctx->encrypted = o->encryption != RBDX_ENCRYPTION_NONE;
+  ctx->notrim = o->notrim;
 
   if ((r = rbd_get_size (ctx->image, &ctx->size)) < 0 ||
       (r = rbd_get_features (ctx->image, &ctx->features)) < 0 ||
@@ -358,14 +365,18 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
   if (!ctx)
     return -ENOMEM;
   ctx->efd = -1;
-  ctx->readonly = (flags & RBDX_CTX_READONLY) || spec->snap;
-  n = rbdx_spec_format (spec, NULL, 0) + 1;
+  ctx->readonly = (flags & RBDX_CTX_READONLY) || spec->snap || o->snap_id_set;
+  /* snap_id=: "pool/image@{snap id N}", in messages only. */
+  n = rbdx_spec_format (spec, NULL, 0) + 40;
   ctx->name = malloc (n);
   if (!ctx->name) {
     free (ctx);
     return -ENOMEM;
   }
   rbdx_spec_format (spec, ctx->name, n);
+  if (o->snap_id_set && !spec->snap)
+    snprintf (ctx->name + strlen (ctx->name), 40, "@{snap id %" PRIu64 "}",
+              o->snap_id);
 
   r = (flags & RBDX_CTX_PROBE)
         ? rbdx_cluster_connect_probe (o, &ctx->cluster, err, errlen)
@@ -405,7 +416,7 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
                           ctx->name, &ctx->cur_size);
     }
   }
-  else if (spec->snap)
+  else if (ctx->ident.snap_id != RBDX_NOSNAP)
     rbdx_debug ("rbdx: %s: opened read-only (client.%s may not watch the "
                   "image header): a removal of the snapshot is not noticed",
                   ctx->name, rbdx_options_id (o));

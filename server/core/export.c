@@ -57,9 +57,16 @@ rbdx_export_caps (const struct rbdx_conn *conn, struct rbdx_export_caps *caps)
 {
   bool rw = !conn->ctx->readonly;
 
+  /* notrim=true, as rbd-nbd's --notrim: no TRIM.  Fast zero stays
+   * advertised and every FAST_ZERO then gets ENOTSUP (request.h), as
+   * NBD allows: nbdkit 1.42.3 aborts (backend_zero's assertion) when a
+   * client sends FAST_ZERO that .can_fast_zero refused (checked here with
+   * libnbd's strict mode off), and nbdkit serves every write-zeroes
+   * the same way, so not advertising it would let any client kill it. */
   *caps = (struct rbdx_export_caps) {
-    .write = rw, .flush = true, .fua = rw, .trim = rw, .zero = rw,
-    .fast_zero = rw, .extents = true, .multi_conn = conn->multi_conn,
+    .write = rw, .flush = true, .fua = rw, .trim = rw && !conn->ctx->notrim,
+    .zero = rw, .fast_zero = rw, .extents = true,
+    .multi_conn = conn->multi_conn,
   };
 }
 

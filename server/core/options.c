@@ -249,15 +249,32 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
   if (strcmp (key, "writers") == 0)
     return set_keyword (key, value, writers_names, (int *) &o->writers,
                         &o->writers_set, err, errlen);
-  if (strcmp (key, "exclusive") == 0) {
-    if (o->exclusive_set)
-      return set_err (err, errlen, "exclusive= given twice");
+  if (strcmp (key, "exclusive") == 0 || strcmp (key, "notrim") == 0) {
+    bool n = key[0] == 'n';
+
+    if (n ? o->notrim_set : o->exclusive_set)
+      return set_err (err, errlen, "%s= given twice", key);
     r = rbdx_parse_bool (value);
     if (r < 0)
-      return set_err (err, errlen, "exclusive='%s': expected true or false",
+      return set_err (err, errlen, "%s='%s': expected true or false", key,
                    value);
-    o->exclusive = r;
-    o->exclusive_set = true;
+    *(n ? &o->notrim : &o->exclusive) = r;
+    *(n ? &o->notrim_set : &o->exclusive_set) = true;
+    return 0;
+  }
+  if (strcmp (key, "snap_id") == 0) {
+    char *end;
+
+    if (o->snap_id_set)
+      return set_err (err, errlen, "snap_id= given twice");
+    errno = 0;
+    o->snap_id = strtoull (value, &end, 10);
+    /* Ceph reserves UINT64_MAX - 1 (CEPH_NOSNAP) and UINT64_MAX. */
+    if (*value < '0' || *value > '9' || *end || errno ||
+        o->snap_id >= UINT64_MAX - 1)
+      return set_err (err, errlen, "snap_id='%s': expected a snapshot id, "
+                      "a whole number as `rbd snap ls` shows it", value);
+    o->snap_id_set = true;
     return 0;
   }
   if (strcmp (key, "conf") == 0)
@@ -382,51 +399,6 @@ check_dir (const char *key, const char *path, char *err, size_t errlen)
   return 0;
 }
 
-int
-rbdx_parse_size (const char *text, uint64_t *v)
-{
-  static const char units[] = "KMGTPE";
-  unsigned long long n;
-  const char *u;
-  char *end;
-  int shift = 0;
-
-  if (!text || *text < '0' || *text > '9')
-    return -EINVAL;
-  errno = 0;
-  n = strtoull (text, &end, 10);
-  if (errno)
-    return -EINVAL;
-  if (*end && (u = strchr (units, *end)) != NULL) {
-    shift = 10 * (int) (u - units + 1);
-    end++;
-    if (*end == 'i')
-      end++;
-    if (*end == 'B')
-      end++;
-  }
-  if (*end || (shift && n > (UINT64_MAX >> shift)))
-    return -EINVAL;
-  *v = (uint64_t) n << shift;
-  return 0;
-}
-
-int
-rbdx_parse_bool (const char *value)
-{
-  static const char *const yes[] = { "1", "true", "yes", "on" };
-  static const char *const no[] = { "0", "false", "no", "off" };
-  size_t i;
-
-  for (i = 0; i < 4; i++) {
-    if (strcasecmp (value, yes[i]) == 0)
-      return 1;
-    if (strcasecmp (value, no[i]) == 0)
-      return 0;
-  }
-  return -EINVAL;
-}
-
 static bool
 same (const char *a, const char *b)
 {
@@ -507,12 +479,17 @@ options_complete (struct rbdx_options *o, char *err, size_t errlen)
                    o->image_text, o->pool, o->pool_ns ? "/" : "",
                    o->pool_ns ? o->pool_ns : "");
   }
+  if (o->snap_id_set && (o->pool || !o->spec.image || o->spec.snap))
+    return set_err (err, errlen, "snap_id= names a snapshot of the image "
+                    "given as image=, which then names none (no @SNAP), "
+                    "without pool=");
   if (o->identity_set &&
       (o->pool || !o->spec.image ||
-       !o->spec.snap != (o->identity.snap_id == RBDX_NOSNAP)))
+       !rbdx_options_snapshot (o) != (o->identity.snap_id == RBDX_NOSNAP) ||
+       (o->snap_id_set && o->snap_id != o->identity.snap_id)))
     return set_err (err, errlen, "identity= pins the image given as image= "
-                    "(a snapshot identity for a snapshot spec), without "
-                    "pool=");
+                    "(a snapshot identity for a snapshot spec or snap_id=, "
+                    "then that one), without pool=");
   if (o->exclusive && o->writers == RBDX_WRITERS_PER_CONNECTION)
     return set_err (err, errlen, "exclusive=true needs one lock owner: it "
                  "cannot be combined with writers=per-connection");
@@ -591,21 +568,4 @@ rbdx_options_free (struct rbdx_options *o)
   }
   free (o->ceph);
   memset (o, 0, sizeof *o);
-}
-
-bool
-rbdx_options_wants_absolute (const char *key, const char *value)
-{
-  static const char *const keys[] = {
-    "conf", "keyring", "size_file", "encryption_passphrase_file",
-    "metrics_file", "ceph.keyring", "ceph.keyfile", "ceph.log_file",
-    "ceph.admin_socket", NULL
-  };
-
-  if (!*value || *value == '/' || strchr (value, '$'))
-    return false;
-  for (size_t i = 0; keys[i]; i++)
-    if (strcmp (key, keys[i]) == 0)
-      return true;
-  return false;
 }

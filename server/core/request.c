@@ -36,8 +36,9 @@ rbdx_request_check (struct rbdx_ctx *ctx, enum rbdx_op op, uint32_t count,
   uint32_t s = rbdx_request_min_block ();
   bool data = op == RBDX_OP_READ || op == RBDX_OP_WRITE;
 
-  /* Thick zeroing writes real zeros: no faster than a write. */
-  if (op == RBDX_OP_ZERO && fast_zero && !may_hole)
+  /* Thick zeroing (NO_HOLE, or notrim=true) writes real zeros: no
+   * faster than a write. */
+  if (op == RBDX_OP_ZERO && fast_zero && (!may_hole || ctx->notrim))
     return ENOTSUP;
   /* nbdkit 1.32 lets reads and writes through up to 64 MiB: answered
    * with NBD_EINVAL, as the spec allows, rather than a 64 MiB buffer. */

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rbdx/export.h"
 #include "rbdx/log.h"
 #include "rbdx/qos.h"
 #include "rbdx/request.h"
@@ -248,6 +249,7 @@ protocol_check (const struct econn *ec, uint16_t type, uint16_t flags,
                 uint64_t offset, uint32_t count)
 {
   bool ro = ec->conn->ctx->readonly;
+  struct rbdx_export_caps caps;
 
   switch (type) {
   case RBDX_NBD_CMD_READ: case RBDX_NBD_CMD_WRITE: case RBDX_NBD_CMD_TRIM:
@@ -277,6 +279,11 @@ protocol_check (const struct econn *ec, uint16_t type, uint16_t flags,
     return EPERM;
   if (ro && (flags & RBDX_NBD_CMD_FLAG_FUA))
     return EINVAL;            /* FUA is not advertised read-only */
+  /* Not advertised with notrim=true (rbdx_export_caps): as nbdkit
+   * answers a TRIM its plugin cannot do. */
+  rbdx_export_caps (ec->conn, &caps);
+  if (type == RBDX_NBD_CMD_TRIM && !caps.trim)
+    return EINVAL;
   return 0;
 }
 

@@ -45,7 +45,7 @@ rbdx_nbd_usage (void)
     "                                Image encryption format\n"
     "  --encryption-passphrase-file  Path of file containing passphrase for unlocking image encryption\n"
     "  --exclusive                   Forbid writes by other clients\n"
-    "  --notrim                      Turn off trim/discard (refused: not in rbdx yet)\n"
+    "  --notrim                      Turn off trim/discard\n"
     "  --io-timeout <sec>            Set nbd IO timeout (0: never time out)\n"
     "  --max_part <limit>            Override for module param max_part\n"
     "  --nbds_max <limit>            Override for module param nbds_max\n"
@@ -60,7 +60,7 @@ rbdx_nbd_usage (void)
     "  --try-netlink                 Use the nbd netlink interface (always used)\n"
     "  --show-cookie                 Show device cookie\n"
     "  --cookie                      Specify device cookie\n"
-    "  --snap-id <snap-id>           Specify snapshot by ID (refused: not in rbdx yet)\n"
+    "  --snap-id <snap-id>           Specify snapshot by ID\n"
     "  --connections <n>             rbdx: NBD connections, 1 to 16 (default: CPUs)\n"
     "\n"
     "Unmap and detach options:\n"
@@ -136,7 +136,7 @@ static void
 to_cli (const struct rbdx_nbd_args *a, struct cli *c)
 {
   cli_init (c);
-  c->o.read_only = a->read_only || strchr (a->target, '@');
+  c->o.read_only = a->read_only || strchr (a->target, '@') || a->snap_id >= 0;
   /* Not given: no timeout set, the kernel's default, as rbd-nbd; 0:
    * never time out (the kernel's NBD driver re-arms a request's timer
    * when no timeout is set). */
@@ -166,6 +166,13 @@ to_cli (const struct rbdx_nbd_args *a, struct cli *c)
   }
   if (a->exclusive)
     cli_add_param (&c->o, "exclusive=", "true");
+  if (a->notrim)
+    cli_add_param (&c->o, "notrim=", "true");
+  if (a->snap_id >= 0) {
+    char id[24];
+    snprintf (id, sizeof id, "%lld", a->snap_id);
+    cli_add_param (&c->o, "snap_id=", id);
+  }
   if (a->encryption_format) {
     cli_add_param (&c->o, "encryption_format=", a->encryption_format);
     add_path_param (c, "encryption_passphrase_file=", a->passphrase_file);

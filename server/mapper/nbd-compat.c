@@ -289,6 +289,7 @@ apply (struct rbdx_nbd_args *a, const struct opt *o, const char *arg,
     a->connections = (unsigned) n;
     break;
   case O_SNAP_ID:
+    /* Ceph's snapshot ids; the plugin refuses CEPH_NOSNAP and above. */
     r = number (a, "snap-id", v, 0, LLONG_MAX, "", &n);
     a->snap_id = n;
     break;
@@ -389,12 +390,6 @@ check_device (struct rbdx_nbd_args *a, const char *d)
 static int
 refuse_unsupported (struct rbdx_nbd_args *a, int nformats)
 {
-  if (a->notrim)
-    return fail (a, "rbd-nbd: --notrim is not supported by rbdx yet (its servers "
-                 "always advertise TRIM)");
-  if (a->snap_id >= 0)
-    return fail (a, "rbd-nbd: --snap-id is not supported by rbdx yet: name the "
-                 "snapshot (pool/image@snap)");
   if (a->quiesce || a->quiesce_hook)
     return fail (a, "rbd-nbd: --quiesce and --quiesce-hook are not supported by "
                  "rbdx yet");

@@ -72,14 +72,16 @@ struct rbdx_nbd_args {
   bool try_netlink;          /**< --try-netlink (rbdx always uses netlink) */
   bool pretty;               /**< --pretty-format */
   bool foreground;           /**< -f, -d: stay until unmapped */
-  bool notrim, quiesce;      /**< given, though refused for map and attach
+  bool notrim;               /**< --notrim: notrim=true */
+  bool quiesce;              /**< given, though refused for map and attach
                                   (see rbdx.pod) */
   int io_timeout;            /**< --io-timeout seconds; -1: not given */
   int reattach_timeout;      /**< --reattach-timeout seconds, default 30 */
   unsigned connections;      /**< --connections (rbdx's, 1..16), 0: default */
   int nbds_max;              /**< --nbds_max, -1: not given */
   int max_part;              /**< --max_part, -1: not given */
-  long long snap_id;         /**< --snap-id, -1: not given */
+  long long snap_id;         /**< --snap-id: snap_id=, read-only; -1: not
+                                  given */
   const char *cookie;        /**< --cookie, or NULL */
   const char *quiesce_hook;  /**< --quiesce-hook, or NULL */
   const char *log_file;      /**< --log-file (also ceph.log_file=), or NULL */
@@ -120,11 +122,10 @@ struct rbdx_nbd_args {
  *    one starting "rbdx:" (rbdx's own identifiers);
  *  - a Ceph option value with a control character, --key (a secret on
  *    the command line), --name of another entity type than client;
- *  - for map and attach only, what rbdx does not do yet: --notrim,
- *    --snap-id, --quiesce, --quiesce-hook, --encryption-format luks
- *    (detection), several encryption formats, --keyfile with --keyring
- *    (the key file becomes a keyring of the mapping's own, keyring.h);
- *    and --setuser, --setgroup
+ *  - for map and attach only, what rbdx does not do yet: --quiesce,
+ *    --quiesce-hook, --encryption-format luks (detection), several
+ *    encryption formats, --keyfile with --keyring (the key file becomes
+ *    a keyring of the mapping's own, keyring.h); and --setuser, --setgroup
  *    always.
  *  Messages quote hostile text with control characters replaced by '?'.
  *  @return 0, or -EINVAL (a->msg says why), -ENOMEM. */

@@ -64,6 +64,7 @@ usage (FILE *f)
     "                           the node budget, RBDX_NODE_CONNECTIONS)\n"
     "  -r, --read-only          map read-only\n"
     "      --exclusive          hold the image's exclusive lock (exclusive=true)\n"
+    "      --notrim             no discard; zeroes stay allocated (notrim=true)\n"
     "  -d, --device /dev/nbdX   use this device (default: a free one)\n"
     "      --io-timeout S       kernel request timeout, seconds (default 60; 0: the\n"
     "                           block layer's 30 s)\n"
@@ -125,13 +126,14 @@ cli_add_param (struct rbdx_map_opts *o, const char *key, const char *value)
   o->params[o->nparams++] = p;
 }
 
-enum { OPT_EXCLUSIVE = 256, OPT_IO_TIMEOUT, OPT_REATTACH, OPT_RESIZE, OPT_ID,
-       OPT_CONF, OPT_KEYRING, OPT_FORMAT, OPT_FORCE, OPT_CONNINFO, OPT_ENGINE };
+enum { OPT_EXCLUSIVE = 256, OPT_NOTRIM, OPT_IO_TIMEOUT, OPT_REATTACH, OPT_RESIZE,
+       OPT_ID, OPT_CONF, OPT_KEYRING, OPT_FORMAT, OPT_FORCE, OPT_CONNINFO, OPT_ENGINE };
 
 static const struct option long_opts[] = {
   { "connections", required_argument, NULL, 'c' },
   { "read-only", no_argument, NULL, 'r' },
   { "exclusive", no_argument, NULL, OPT_EXCLUSIVE },
+  { "notrim", no_argument, NULL, OPT_NOTRIM },
   { "device", required_argument, NULL, 'd' },
   { "io-timeout", required_argument, NULL, OPT_IO_TIMEOUT },
   { "reattach-timeout", required_argument, NULL, OPT_REATTACH },
@@ -183,6 +185,7 @@ parse_cli (int argc, char **argv, struct cli *c)
       break;
     case 'r': c->o.read_only = true; break;
     case OPT_EXCLUSIVE: cli_add_param (&c->o, "exclusive=", "true"); break;
+    case OPT_NOTRIM: cli_add_param (&c->o, "notrim=", "true"); break;
     case 'd':
       c->o.device = rbdx_device_index (optarg);
       if (c->o.device < 0)

@@ -41,7 +41,8 @@
 #   - `rbd device map -t nbd -o ...`, `rbd device list -t nbd --format
 #     json` and `rbd device unmap -t nbd` through a copy of Debian's rbd
 #     beside a link rbd-nbd -> the mapper: the device path, the -o options
-#     (2 connections), rbd-nbd's list record, the device disconnected;
+#     (2 connections; notrim reaching the server as notrim=true), rbd-nbd's
+#     list record, the device disconnected;
 #   - the kernel logged no I/O error.
 # On the host: the guest's data is in the image.
 . "$RBDX_TESTS/lib.sh"
@@ -238,11 +239,12 @@ check_data "after map -f, SIGTERM, attach"
 # `rbd device map -t nbd` through the copy of rbd beside the personality:
 # -o options become rbd-nbd flags (connections is rbdx's own).
 rbdcli() { LD_LIBRARY_PATH=$COMPAT "$COMPAT/rbd" "$@"; }
-dev=$(rbdcli --id admin device map -t nbd -o try-netlink,reattach-timeout=60,connections=2 \
+dev=$(rbdcli --id admin device map -t nbd -o try-netlink,reattach-timeout=60,connections=2,notrim \
   "$NBD_EXPORT") || fail "rbd device map -t nbd failed"
 say "rbd device map printed: $dev"
 [ "$dev" = /dev/nbd0 ] || fail "rbd device map printed '$dev'"
 grep -qx id=admin /share/engine-args || fail "rbd's --id did not reach the server"
+grep -qx notrim=true /share/engine-args || fail "-o notrim did not reach the server as notrim=true"
 [ "$(sed -n 's/^connections=//p' /share/run/nbd0)" = 2 ] || fail "-o connections=2 not used"
 conns=2
 wait_until 10 all_conns || fail "$(tcp_conns "$NBD_PORT") connections, not 2"

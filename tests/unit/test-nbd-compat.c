@@ -256,6 +256,36 @@ test_rbd_cli_options (void **state)
   assert_int_equal (a.max_part, 0);
   assert_int_equal (a.device_index, 4);
   assert_int_equal (a.nparams, 0);
+  assert_false (a.notrim);
+  rbdx_nbd_args_free (&a);
+  /* rbd device map -t nbd -o notrim p/i: cmd-nbd.c passes notrim=true. */
+  parse_ok ("map p/i --notrim");
+  assert_true (a.notrim);
+  assert_int_equal (a.cmd, RBDX_NBD_MAP);
+  assert_int_equal (a.nparams, 0);
+  rbdx_nbd_args_free (&a);
+  parse_ok ("attach p/i --device /dev/nbd2 --notrim");
+  assert_true (a.notrim);
+  rbdx_nbd_args_free (&a);
+  parse_bad ("map p/i --notrim=1", "rbd-nbd: unknown args: --notrim=1");
+  /* rbd device map -t nbd -o snap-id=4 p/i: cmd-nbd.c passes snap_id=4
+   * and maps read-only. */
+  parse_ok ("map p/i --snap-id=4");
+  assert_int_equal (a.snap_id, 4);
+  assert_string_equal (a.target, "p/i");
+  rbdx_nbd_args_free (&a);
+  parse_ok ("attach --device /dev/nbd3 p/i --snap-id 7");
+  assert_int_equal (a.snap_id, 7);
+  rbdx_nbd_args_free (&a);
+  parse_ok ("map p/i");
+  assert_int_equal (a.snap_id, -1);
+  rbdx_nbd_args_free (&a);
+  /* rbd device map -t nbd -o notrim,snap-id=4 rbd/x, as Debian's rbd
+   * 16.2.15 runs the rbd-nbd beside it (recorded). */
+  parse_ok ("map rbd/x --notrim --snap-id=4");
+  assert_true (a.notrim);
+  assert_int_equal (a.snap_id, 4);
+  assert_int_equal (a.nparams, 0);
   rbdx_nbd_args_free (&a);
   /* rbd --cluster c -n client.x --mon_host 1.2.3.4 --rbd_cache=false
    *   --debug-rbd 20 device map -t nbd p/i */
@@ -374,8 +404,6 @@ static void
 test_refused (void **state)
 {
   (void) state;
-  parse_bad ("map p/i --notrim", "rbd-nbd: --notrim is not supported by rbdx yet");
-  parse_bad ("map p/i --snap-id 4", "rbd-nbd: --snap-id is not supported by rbdx yet");
   parse_bad ("map p/i --quiesce", "rbd-nbd: --quiesce and --quiesce-hook are not supported");
   parse_bad ("map p/i --quiesce-hook /x", "rbd-nbd: --quiesce and --quiesce-hook");
   parse_bad ("map p/i --encryption-passphrase-file /p",

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx core: the value parsers of the parameters (sizes, booleans) and
+ * which parameters name files (see options.h).  Pure. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "rbdx/options.h"
+
+int
+rbdx_parse_size (const char *text, uint64_t *v)
+{
+  static const char units[] = "KMGTPE";
+  unsigned long long n;
+  const char *u;
+  char *end;
+  int shift = 0;
+
+  if (!text || *text < '0' || *text > '9')
+    return -EINVAL;
+  errno = 0;
+  n = strtoull (text, &end, 10);
+  if (errno)
+    return -EINVAL;
+  if (*end && (u = strchr (units, *end)) != NULL) {
+    shift = 10 * (int) (u - units + 1);
+    end++;
+    if (*end == 'i')
+      end++;
+    if (*end == 'B')
+      end++;
+  }
+  if (*end || (shift && n > (UINT64_MAX >> shift)))
+    return -EINVAL;
+  *v = (uint64_t) n << shift;
+  return 0;
+}
+
+int
+rbdx_parse_bool (const char *value)
+{
+  static const char *const yes[] = { "1", "true", "yes", "on" };
+  static const char *const no[] = { "0", "false", "no", "off" };
+  size_t i;
+
+  for (i = 0; i < 4; i++) {
+    if (strcasecmp (value, yes[i]) == 0)
+      return 1;
+    if (strcasecmp (value, no[i]) == 0)
+      return 0;
+  }
+  return -EINVAL;
+}
+
+bool
+rbdx_options_wants_absolute (const char *key, const char *value)
+{
+  static const char *const keys[] = {
+    "conf", "keyring", "size_file", "encryption_passphrase_file",
+    "metrics_file", "ceph.keyring", "ceph.keyfile", "ceph.log_file",
+    "ceph.admin_socket", NULL
+  };
+
+  if (!*value || *value == '/' || strchr (value, '$'))
+    return false;
+  for (size_t i = 0; keys[i]; i++)
+    if (strcmp (key, keys[i]) == 0)
+      return true;
+  return false;
+}
