@@ -6,12 +6,12 @@
  *   rbdx list-mapped [--format plain|json]
  *   rbdx status [DEVICE|SPEC|URI] [--format plain|json]
  *   rbdx nbd-compat ARGS...   (and entered as rbd-nbd: nbd-compat.h)
- * Options and usage here; the commands in cmd-*.c.
+ * Options, usage and the dispatch here; the helpers every command uses
+ * in cli.c; the commands in cmd-*.c.
  * Exit status: 0 done, 1 failed (message on stderr), 2 bad usage.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,31 +20,8 @@
 
 #include "cli.h"
 #include "common/limits.h"
-#include "params.h"
 #include "nbd-compat.h"
 #include "target.h"
-
-static const char *prog = "rbdx";
-static bool one_failure_status;
-
-void
-cli_set_personality (const char *name, bool one_status)
-{
-  prog = name;
-  one_failure_status = one_status;
-}
-
-void
-die (int status, const char *fmt, ...)
-{
-  va_list ap;
-  fprintf (stderr, "%s: ", prog);
-  va_start (ap, fmt);
-  vfprintf (stderr, fmt, ap);
-  va_end (ap);
-  fputc ('\n', stderr);
-  exit (one_failure_status && status ? RBDX_NBD_EXIT_FAILURE : status);
-}
 
 static void
 usage (FILE *f)
@@ -100,32 +77,6 @@ parse_seconds (const char *name, const char *v, unsigned max)
   return (unsigned) n;
 }
 
-unsigned
-cli_default_connections (void)
-{
-  long n = sysconf (_SC_NPROCESSORS_ONLN);
-  return n < 1 ? 1 : n > RBDX_MAX_CONNECTIONS ? RBDX_MAX_CONNECTIONS : (unsigned) n;
-}
-
-void
-cli_add_param (struct rbdx_map_opts *o, const char *key, const char *value)
-{
-  char *kv, *p;
-
-  /* The supervisor runs in /: make file names absolute now, against the
-   * directory we were run from (params.h). */
-  if (asprintf (&kv, "%s%s", key, value) < 0)
-    die (1, "out of memory");
-  p = rbdx_param_absolute (kv);
-  if (!p)
-    die (1, "%s: cannot make the path absolute: %s", kv, strerror (errno));
-  free (kv);
-  o->params = realloc (o->params, (o->nparams + 1) * sizeof *o->params);
-  if (!o->params)
-    die (1, "out of memory");
-  o->params[o->nparams++] = p;
-}
-
 enum { OPT_EXCLUSIVE = 256, OPT_NOTRIM, OPT_IO_TIMEOUT, OPT_REATTACH, OPT_RESIZE,
        OPT_ID, OPT_CONF, OPT_KEYRING, OPT_FORMAT, OPT_FORCE, OPT_CONNINFO, OPT_ENGINE };
 
@@ -149,18 +100,6 @@ static const struct option long_opts[] = {
   { "help", no_argument, NULL, 'h' },
   { NULL, 0, NULL, 0 },
 };
-
-void
-cli_init (struct cli *c)
-{
-  memset (c, 0, sizeof *c);
-  c->o.device = -1;
-  c->o.io_timeout = 60;
-  c->o.reattach_timeout = 30;
-  c->o.resize_poll = 5;
-  c->o.nbdkit = getenv ("RBDX_NBDKIT") && *getenv ("RBDX_NBDKIT") ? getenv ("RBDX_NBDKIT") : "nbdkit";
-  c->o.plugin = getenv ("RBDX_PLUGIN") && *getenv ("RBDX_PLUGIN") ? getenv ("RBDX_PLUGIN") : "rbdx";
-}
 
 static void
 parse_cli (int argc, char **argv, struct cli *c)
@@ -238,40 +177,6 @@ parse_cli (int argc, char **argv, struct cli *c)
   }
 }
 
-void
-cli_check_args (const char *target, char *const *params, size_t nparams)
-{
-  char why[1024];
-
-  if (rbdx_args_check (target, params, nparams, why, sizeof why) < 0)
-    die (2, "%s", why);
-}
-
-/* TARGET [KEY=VALUE...] into the map options. */
-void
-cli_set_target (struct cli *c, char **args, int nargs)
-{
-  const char *why = NULL;
-
-  if (nargs < 1)
-    die (2, "no image spec or NBD URI given");
-  /* Refused as given, before anything reads it as a spec. */
-  cli_check_args (args[0], NULL, 0);
-  if (rbdx_target_canonical (args[0], c->o.target, sizeof c->o.target, &why) < 0)
-    die (2, "bad %s '%s': %s", rbdx_target_is_uri (args[0]) ? "NBD URI" : "image spec", args[0], why);
-  c->o.is_uri = rbdx_target_is_uri (args[0]);
-  for (int i = 1; i < nargs; i++) {
-    if (!strchr (args[i], '=') || args[i][0] == '=')
-      die (2, "unexpected argument '%s' (plugin parameters are KEY=VALUE)", args[i]);
-    cli_add_param (&c->o, "", args[i]);
-  }
-  if (c->o.is_uri && c->o.nparams)
-    die (2, "%s is an NBD URI: the server is not rbdx's own, so plugin parameters "
-         "(%s) cannot apply", args[0], c->o.params[0]);
-  if (!c->o.is_uri && strchr (c->o.target, '@'))
-    c->o.read_only = true;    /* a snapshot maps read-only */
-}
-
 static const struct command {
   const char *name;
   int (*run) (struct cli *c);
@@ -342,7 +247,7 @@ main (int argc, char **argv)
       return r;
     }
   cli_free (&c);
-  fprintf (stderr, "%s: unknown command '%s'\n", prog, argv[1]);
+  fprintf (stderr, "rbdx: unknown command '%s'\n", argv[1]);
   usage (stderr);
   return 2;
 }
