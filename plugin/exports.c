@@ -7,6 +7,7 @@
 
 #include <rbd/librbd.h>
 
+#include "rbdx/spec.h"
 #include "rbdx/cluster.h"
 #include "exports.h"
 
@@ -14,20 +15,6 @@ const char *
 rbdx_export_describe (const char *name)
 {
   return nbdkit_printf_intern ("Ceph RBD image %s", name);
-}
-
-/* Does @s hold a control character (C0 or DEL)?  Such a name cannot
- * be listed: a newline or a carriage return splits the lines of
- * `nbdinfo --list` and of logs, an escape sequence reaches the terminal
- * of whoever reads the list, and the spec grammar refuses them
- * (rbdx/spec.h), so the name would not open. */
-static bool
-has_control (const char *s)
-{
-  for (; *s; s++)
-    if ((unsigned char) *s < 0x20 || *s == 0x7f)
-      return true;
-  return false;
 }
 
 /* @in for a log line: control characters and '\\' as \xHH, so that a
@@ -87,7 +74,11 @@ list_pool (const struct rbdx_options *o, rados_ioctx_t io,
       return -ENOMEM;
   }
   for (i = 0; r >= 0 && i < n; i++) {
-    bool ctl = has_control (images[i].name);
+    /* A name with a control character is not listed: a newline or a
+     * carriage return would split `nbdinfo --list` and the logs, an
+     * escape sequence reach the terminal of whoever reads the list, and
+     * the spec grammar refuses it, so it would not open anyway. */
+    bool ctl = rbdx_spec_has_control (images[i].name);
 
     if (ctl || !addressable (o, images[i].name, name, sizeof name)) {
       nbdkit_debug ("rbdx: image '%s' (id %s) of pool '%s%s%s' is not "

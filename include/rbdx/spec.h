@@ -11,6 +11,7 @@
 #ifndef RBDX_SPEC_H
 #define RBDX_SPEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -29,6 +30,13 @@ struct rbdx_spec {
   char *image;  /**< RBD image name. */
   char *snap;   /**< Snapshot name, or NULL for the image head. */
 };
+
+/** Does @p s hold a control character (a C0 byte or DEL)?  The spec
+ * grammar refuses them (rbdx_spec_parse): a newline or a carriage return
+ * would split the lines of logs, state files and export lists, an
+ * escape sequence would reach a terminal.  Every check of a name or
+ * value for control characters uses this one.  Thread-safe. */
+bool rbdx_spec_has_control (const char *s);
 
 /** Parse @p text into @p out.
  *

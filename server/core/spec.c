@@ -29,6 +29,15 @@ dup_range (const char *begin, const char *end)
   return s;
 }
 
+bool
+rbdx_spec_has_control (const char *s)
+{
+  for (; *s; s++)
+    if ((unsigned char) *s < 0x20 || *s == 0x7f)
+      return true;
+  return false;
+}
+
 int
 rbdx_spec_parse (const char *text, const char *default_pool,
                  struct rbdx_spec *out, const char **why)
@@ -44,7 +53,7 @@ rbdx_spec_parse (const char *text, const char *default_pool,
     return set_why (why, "the image spec is too long");
 
   for (p = text; *p; p++) {
-    if ((unsigned char) *p < 0x20 || *p == 0x7f)
+    if ((unsigned char) *p < 0x20 || *p == 0x7f)   /* rbdx_spec_has_control */
       return set_why (why, "the image spec contains a control character");
     if (*p == '/') {
       if (at)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rbdx/spec.h"
 #include "nbd-compat.h"
 #include "target.h"
 
@@ -113,15 +114,6 @@ quote (const char *s, char *buf, size_t len)
 }
 #define Q(s) quote ((s), (char[320]) { 0 }, 320)
 
-static bool
-has_control (const char *s)
-{
-  for (; *s; s++)
-    if ((unsigned char) *s < 0x20 || *s == 0x7f)
-      return true;
-  return false;
-}
-
 /* The name part of @p arg up to '=' with '-' as '_' after the first two
  * characters (ceph_argparse.cc, dashes_to_underscores), into @p buf. */
 static void
@@ -199,7 +191,7 @@ add_param (struct rbdx_nbd_args *a, const char *opt, const char *key,
 
   if (!*value)
     return fail (a, "rbd-nbd: %s needs a value", Q (opt));
-  if (has_control (value))
+  if (rbdx_spec_has_control (value))
     return fail (a, "rbd-nbd: the value of %s holds a control character", Q (opt));
   if (asprintf (&p, "%s=%s", key, value) < 0)
     return -ENOMEM;
@@ -316,7 +308,7 @@ apply (struct rbdx_nbd_args *a, const struct opt *o, const char *arg,
     (*nformats)++;
     break;
   case O_ENC_FILE:
-    if (has_control (v))
+    if (rbdx_spec_has_control (v))
       return fail (a, "rbd-nbd: the value of %s holds a control character", Q (arg));
     a->passphrase_file = v;
     (*nfiles)++;
@@ -356,7 +348,7 @@ check_spec (struct rbdx_nbd_args *a, const char *s)
   const char *why = NULL, *pool = rbdx_nbd_param (a, "ceph.rbd_default_pool");
   char text[1100];
 
-  if (!*s || s[0] == '-' || strchr (s, '=') || has_control (s))
+  if (!*s || s[0] == '-' || strchr (s, '=') || rbdx_spec_has_control (s))
     why = "a spec is [pool/[namespace/]]image[@snap], not empty, not starting "
           "with '-', without '=' or control characters";
   else if (rbdx_target_is_uri (s))

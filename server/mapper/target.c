@@ -79,15 +79,6 @@ shown (const char *s, char *buf, size_t len)
   return buf;
 }
 
-static bool
-has_control (const char *s)
-{
-  for (; *s; s++)
-    if ((unsigned char) *s < 0x20 || *s == 0x7f)
-      return true;
-  return false;
-}
-
 static int __attribute__ ((format (printf, 3, 4)))
 refuse (char *why, size_t whylen, const char *fmt, ...)
 {
@@ -145,7 +136,7 @@ check_param (const char *p, char *why, size_t whylen)
   if (eq[1] == '-')
     return refuse (why, whylen, "parameter '%s': the value starts with '-'",
                    shown (p, b, sizeof b));
-  if (has_control (eq + 1))
+  if (rbdx_spec_has_control (eq + 1))
     return refuse (why, whylen, "parameter '%s': the value holds a control character",
                    shown (p, b, sizeof b));
   return 0;
@@ -157,7 +148,7 @@ rbdx_args_check (const char *target, char *const *params, size_t nparams,
 {
   char b[256];
 
-  if (has_control (target))
+  if (rbdx_spec_has_control (target))
     return refuse (why, whylen, "%s '%s' holds a control character",
                    rbdx_target_is_uri (target) ? "NBD URI" : "image spec",
                    shown (target, b, sizeof b));
