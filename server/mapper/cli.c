@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,4 +112,17 @@ cli_set_target (struct cli *c, char **args, int nargs)
          "(%s) cannot apply", args[0], c->o.params[0]);
   if (!c->o.is_uri && strchr (c->o.target, '@'))
     c->o.read_only = true;    /* a snapshot maps read-only */
+}
+
+void
+cli_end_signals (int how)
+{
+  sigset_t ends;
+
+  sigemptyset (&ends);
+  sigaddset (&ends, SIGINT);
+  sigaddset (&ends, SIGTERM);
+  sigaddset (&ends, SIGHUP);
+  sigaddset (&ends, SIGQUIT);
+  sigprocmask (how, &ends, NULL);
 }

@@ -64,6 +64,12 @@ void cli_set_target (struct cli *c, char **args, int nargs);
  *  RBDX_MAX_CONNECTIONS (common/limits.h). */
 unsigned cli_default_connections (void);
 
+/** Block (@p how SIG_BLOCK) or unblock (SIG_UNBLOCK) the signals that
+ *  would end the mapper (INT, TERM, HUP, QUIT): blocked while a keyring
+ *  file is written and not yet the supervisor's, unblocked by the
+ *  supervisor once it owns it (rbdx_supervise_start). */
+void cli_end_signals (int how);
+
 /** --connection-info (cmd-conninfo.c). */
 struct rbdx_conninfo;
 /** Read and parse the connection_info in @p path ("-": stdin) into @p ci

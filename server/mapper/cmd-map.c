@@ -190,21 +190,6 @@ cli_write_keyring (struct cli *c, const char *keyring)
   cli_add_param (&c->o, "keyring=", c->o.keyring_file);
 }
 
-/* Block the signals that would end us while a keyring file is written
- * and not yet the supervisor's (rbdx_supervise_start unblocks them). */
-static void
-block_ends (void)
-{
-  sigset_t ends;
-
-  sigemptyset (&ends);
-  sigaddset (&ends, SIGINT);
-  sigaddset (&ends, SIGTERM);
-  sigaddset (&ends, SIGHUP);
-  sigaddset (&ends, SIGQUIT);
-  sigprocmask (SIG_BLOCK, &ends, NULL);
-}
-
 /* Wipe and free the keyring contents --keyfile gave (cli.h). */
 static void
 drop_keyring_text (struct cli *c)
@@ -273,7 +258,7 @@ cmd_map (struct cli *c)
    * --keyfile, which no signal may leave behind until the supervisor
    * owns it (it is forked in rbdx_supervise_start, which unblocks
    * these). */
-  block_ends ();
+  cli_end_signals (SIG_BLOCK);
   if (ci.keyring || c->keyring_text)
     cli_write_keyring (c, ci.keyring ? ci.keyring : c->keyring_text);
   rbdx_conninfo_free (&ci);
@@ -380,7 +365,7 @@ cmd_attach (struct cli *c)
    * that succeeds the one the mapping had. */
   if (c->keyring_text) {
     snprintf (old_keyring, sizeof old_keyring, "%s", c->o.keyring_file);
-    block_ends ();
+    cli_end_signals (SIG_BLOCK);
     cli_write_keyring (c, c->keyring_text);
     drop_keyring_text (c);
     wrote = true;

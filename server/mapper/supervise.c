@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/limits.h"
+#include "cli.h"
 #include "devlinks.h"
 #include "resize.h"
 #include "sup.h"
@@ -246,15 +247,7 @@ rbdx_supervise_start (const struct rbdx_map_opts *o, int *index_out,
   }
   /* The supervisor owns what the caller wrote for it (o->keyring_file):
    * the signals the caller blocked while writing it may end us again. */
-  {
-    sigset_t ends;
-    sigemptyset (&ends);
-    sigaddset (&ends, SIGINT);
-    sigaddset (&ends, SIGTERM);
-    sigaddset (&ends, SIGHUP);
-    sigaddset (&ends, SIGQUIT);
-    sigprocmask (SIG_UNBLOCK, &ends, NULL);
-  }
+  cli_end_signals (SIG_UNBLOCK);
   close (pfd[1]);
   while (used < sizeof buf - 1 &&
          (r = read (pfd[0], buf + used, sizeof buf - 1 - used)) != 0) {
