@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* server/engine/engine.c: rbdx-engine, the built-in engine's process
- * (engine.h).
- *
+ * (engine.h):
  *   rbdx-engine [-v] [--readonly] --control PATH [--oldstyle PATH] [--]
  *               [image=]SPEC [KEY=VALUE...]
  *
@@ -48,18 +47,17 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "rbdx/budget.h"
+#include "rbdx/cluster.h"
 #include "rbdx/conn.h"
+#include "rbdx/export.h"
 #include "rbdx/identity.h"
 #include "rbdx/log.h"
 #include "rbdx/metrics.h"
 #include "rbdx/options.h"
 #include "rbdx/request.h"
 
-#include "rbdx/export.h"
 #include "common/control.h"
-#include "rbdx/budget.h"
-#include "rbdx/cluster.h"
-#include "engine.h"
 #include "common/fdpass.h"
 #include "common/limits.h"
 #include "common/nbd-wire.h"
