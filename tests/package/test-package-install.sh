@@ -144,7 +144,17 @@ out=$(in_root "$engine" --version 2>&1) || fail "$engine --version failed: $out"
 [ "$out" = "rbdx-engine $upstream" ] || fail "$engine --version says '$out'"
 out=$(in_root /usr/libexec/rbdx-map-all list 2>&1) || fail "rbdx-map-all list failed: $out"
 [ -z "$out" ] || fail "rbdx-map-all list of the shipped rbdxtab is not empty: $out"
-say "rbdx --version, $engine --version, rbdx-map-all list: ok"
+# The rbd-nbd personality: a link of its own, never Ceph's /usr/bin/rbd-nbd;
+# ceph-csi probes its --help for --cookie with stderr empty.
+in_root test -L /usr/libexec/rbdx/compat/rbd-nbd ||
+  fail "no /usr/libexec/rbdx/compat/rbd-nbd link"
+in_root test ! -e /usr/bin/rbd-nbd -o ! -L /usr/bin/rbd-nbd ||
+  fail "the package made /usr/bin/rbd-nbd a link"
+out=$(in_root /usr/libexec/rbdx/compat/rbd-nbd --help 2>"$work/compat.err") ||
+  fail "rbd-nbd --help (the personality) failed: $(cat "$work/compat.err")"
+grep -q -- '--cookie' <<<"$out" || fail "the personality's --help lists no --cookie"
+[ ! -s "$work/compat.err" ] || fail "the personality's --help wrote to stderr: $(cat "$work/compat.err")"
+say "rbdx --version, $engine --version, rbdx-map-all list, rbd-nbd --help: ok"
 
 for f in /usr/share/man/man1/nbdkit-rbdx-plugin.1.gz /usr/share/man/man8/rbdx.8.gz \
          /etc/default/rbdx /etc/ceph/rbdxtab; do
