@@ -18,9 +18,9 @@
 # (image=SPEC after "--") is tests/unit/test-server-args.c and the fuzz
 # target tests/fuzz/fuzz-args.c.  No cluster, no kernel.
 . "$RBDX_TESTS/lib.sh"
-rbdx=$RBDX_BUILD/server/rbdx
+. "$RBDX_TESTS/mapper/mapper-lib.sh"
+mapper_requires
 map_all=$RBDX_BUILD/systemd/rbdx-map-all
-[ -x "$rbdx" ] || skip "the mapper is not built (-Dmapper=disabled)"
 requires python3
 
 d=$(tmpdir)
@@ -31,15 +31,7 @@ mkdir "$d/bin"
 so=/tmp/rbdx-c21-$$.so
 : >"$so"
 at_exit "rm -f $so"
-for s in nbdkit rbdx-engine; do
-  cat >"$d/bin/$s" <<EOF
-#!/bin/sh
-printf '%s\n' "\$0" "\$@" >>"$d/started"
-exit 1
-EOF
-  chmod +x "$d/bin/$s"
-done
-export RBDX_NBDKIT=$d/bin/nbdkit RBDX_ENGINE=$d/bin/rbdx-engine
+standin_servers "$d"
 export RBDX_RUN_DIR=$d/run RBDX_DEV_DIR=$d/dev PATH="$d/bin:$PATH"
 
 nothing_started() {

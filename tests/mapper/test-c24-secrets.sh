@@ -26,28 +26,17 @@
 # tests/kernel/test-kernel-attach.sh; state file and run directory modes
 # tests/unit/test-state.c.
 . "$RBDX_TESTS/lib.sh"
-rbdx=$RBDX_BUILD/server/rbdx
-[ -x "$rbdx" ] || skip "the mapper is not built (-Dmapper=disabled)"
-[ "$(id -u)" -eq 0 ] || skip "needs root (to run as nobody and as root)"
-id nobody >/dev/null 2>&1 || skip "no user nobody"
-requires python3 setpriv
-as_nobody() { setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"; }
-as_nobody test -x "$rbdx" || skip "user nobody cannot run $rbdx (a checkout under a 0700 directory)"
+. "$RBDX_TESTS/mapper/mapper-lib.sh"
+mapper_requires
+requires python3
+nobody_requires
 
 key=AQBvb2tleWtleWtleWtleWtleWtleWtleWtleWsecret==
 d=$(tmpdir)
 chmod 0755 "$d"
 mkdir "$d/bin" "$d/D"
 chown nobody "$d/D"
-for s in nbdkit rbdx-engine; do
-  cat >"$d/bin/$s" <<EOF
-#!/bin/sh
-printf '%s\n' "\$0" "\$@" >>"$d/started"
-exit 1
-EOF
-  chmod +x "$d/bin/$s"
-done
-export RBDX_NBDKIT=$d/bin/nbdkit RBDX_ENGINE=$d/bin/rbdx-engine
+standin_servers "$d"
 export RBDX_RUN_DIR=$d/D RBDX_DEV_DIR=$d/dev
 conninfo() { # conninfo NAME: a connection_info with an inline keyring
   python3 - "$1" "$key" <<'PY'

@@ -24,24 +24,16 @@
 # removed at unmap, a failed map and a detach/attach leaving none
 # behind) needs the kernel: tests/kernel/test-kernel-nbd-compat.sh.
 . "$RBDX_TESTS/lib.sh"
-rbdx=$RBDX_BUILD/server/rbdx
-[ -x "$rbdx" ] || skip "the mapper is not built (-Dmapper=disabled)"
-[ "$(id -u)" -eq 0 ] || skip "needs root (to run as nobody and as root)"
-id nobody >/dev/null 2>&1 || skip "no user nobody"
-requires setpriv
-as_nobody() { setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"; }
-as_nobody test -x "$rbdx" || skip "user nobody cannot run $rbdx (a checkout under a 0700 directory)"
+. "$RBDX_TESTS/mapper/mapper-lib.sh"
+mapper_requires
+nobody_requires
 
 key=AQBrZXlmaWxla2V5ZmlsZWtleWZpbGVrZXlmaWxlaw==
 d=$(tmpdir)
 chmod 0755 "$d"
 mkdir "$d/bin" "$d/D"
 chown nobody "$d/D"
-for s in nbdkit rbdx-engine; do
-  printf '#!/bin/sh\nprintf "%%s\\n" "$0" "$@" >>"%s/started"\nexit 1\n' "$d" >"$d/bin/$s"
-  chmod +x "$d/bin/$s"
-done
-export RBDX_NBDKIT=$d/bin/nbdkit RBDX_ENGINE=$d/bin/rbdx-engine
+standin_servers "$d"
 export RBDX_RUN_DIR=$d/D RBDX_DEV_DIR=$d/dev
 echo "$key" >"$d/keyfile"
 chmod 0600 "$d/keyfile"
