@@ -11,7 +11,8 @@
 # started, nothing left in RBDX_RUN_DIR, the key never in a message):
 #   - --keyfile with --keyring: refused, naming both (map and attach);
 #   - a key file that is a FIFO, that every user may write, larger than
-#     4 KiB, empty, or holding a keyring instead of the bare key: refused
+#     4 KiB, empty, holding a keyring instead of the bare key, or a key
+#     followed by a NUL byte and more (/proc/self/environ is one): refused
 #     with a message naming the file and what is wrong; one that does
 #     not exist: its errno;
 #   - a client id that cannot name a keyring section (--id 'a]b');
@@ -81,6 +82,11 @@ refused "an empty key file" "--keyfile $d/empty: does not hold a key" \
   "${csi[@]}" --keyfile="$d/empty" map rbd/x
 refused "a keyring as key file" "--keyfile $d/keyring: does not hold a key" \
   --id admin --keyfile="$d/keyring" map rbd/x
+printf '%s\0garbage\n' "$key" >"$d/nul"
+refused "a key, a NUL and more" "--keyfile $d/nul: does not hold a key" \
+  "${csi[@]}" --keyfile="$d/nul" map rbd/x
+refused "/proc/self/environ as key file" "--keyfile /proc/self/environ: does not hold a key" \
+  --id admin --keyfile=/proc/self/environ map rbd/x
 refused "a missing key file" "--keyfile $d/none: No such file or directory" \
   "${csi[@]}" --keyfile="$d/none" map rbd/x
 refused "--id 'a]b'" "is not letters, digits" --id 'a]b' --keyfile="$d/keyfile" map rbd/x
