@@ -35,26 +35,9 @@
 #include "rbdx/spec.h"
 #include "nbd-compat.h"
 #include "target.h"
-
-#define CHECK(cond)                                                     \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
-      fprintf (stderr, "fuzz-nbd: %s:%d: check failed: %s\n",           \
-               __FILE__, __LINE__, #cond);                              \
-      abort ();                                                         \
-    }                                                                   \
-  } while (0)
+#include "fuzz-check.h"
 
 #define MAX_ARGS 48
-
-static bool
-has_control (const char *s)
-{
-  for (; *s; s++)
-    if ((unsigned char) *s < 0x20 || *s == 0x7f)
-      return true;
-  return false;
-}
 
 static bool
 known_key (const char *p, size_t klen)
