@@ -110,6 +110,10 @@ check_accepted (const struct rbdx_nbd_args *a)
     CHECK (*a->spec && a->spec[0] != '-' && !strchr (a->spec, '='));
     CHECK (!has_control (a->spec) && !rbdx_target_is_uri (a->spec));
     CHECK (*a->target && !has_control (a->target));
+    CHECK (a->target[0] != '-' && !strchr (a->target, '='));
+    /* --rbd_default_pool brings a pool, never a namespace: a bare image
+     * name stays one pool and one image. */
+    CHECK (strchr (a->spec, '/') || strchr (a->target, '/') == strrchr (a->target, '/'));
     CHECK (rbdx_spec_parse (a->target, NULL, &spec, NULL) == 0);
     rbdx_spec_free (&spec);
     CHECK (rbdx_target_canonical (a->target, canon, sizeof canon, &why) == 0);
