@@ -16,7 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,6 +106,31 @@ absolute (const char *opt, const char *value)
   return abs;
 }
 
+/* --log-file @p abs (absolute): a regular file, or one to be created.
+ * The supervisor and the server append to it as root and the supervisor
+ * reads its end back for messages: a FIFO would hold the map (and the
+ * map lock) until someone reads it, and a device, a directory or a file
+ * of /proc or /sys is no log (/proc/sysrq-trigger takes what is written
+ * as commands).  /dev/null, to discard the logs, is let through. */
+static void
+check_log_file (const char *abs)
+{
+  struct stat st;
+  struct statfs fs;
+
+  if (stat (abs, &st) == -1) {
+    if (errno == ENOENT)
+      return;
+    die (1, "--log-file %s: %s", abs, strerror (errno));
+  }
+  if (S_ISCHR (st.st_mode) && st.st_rdev == makedev (1, 3))
+    return;
+  if (!S_ISREG (st.st_mode))
+    die (1, "--log-file %s: not a regular file", abs);
+  if (statfs (abs, &fs) == 0 && (fs.f_type == PROC_SUPER_MAGIC || fs.f_type == SYSFS_MAGIC))
+    die (1, "--log-file %s: a file of /proc or /sys, not a log", abs);
+}
+
 static void
 add_path_param (struct cli *c, const char *key, const char *value)
 {
@@ -159,6 +188,7 @@ to_cli (const struct rbdx_nbd_args *a, struct cli *c)
    * rbd-nbd's own log goes there (supervise.h, log_file). */
   if (a->log_file) {
     char *abs = absolute ("--log-file", a->log_file);
+    check_log_file (abs);
     if (strlen (abs) >= sizeof c->o.log_file)
       die (1, "--log-file %s: longer than %zu bytes", abs, sizeof c->o.log_file - 1);
     snprintf (c->o.log_file, sizeof c->o.log_file, "%s", abs);

@@ -115,7 +115,10 @@ rbdx_keyring_from_keyfile (const char *keyfile, const char *id, char **text,
   buf[n] = '\0';
   key = buf + strspn (buf, " \t\r\n");
   end = key + strcspn (key, " \t\r\n");
-  if (end == key || end[strspn (end, " \t\r\n")] != '\0' ||
+  /* A NUL byte would end the string checks below early and let what
+   * follows it through (/proc/self/environ is "VAR=value\0..."). */
+  if (memchr (buf, '\0', (size_t) n) || end == key ||
+      end[strspn (end, " \t\r\n")] != '\0' ||
       strspn (key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
               "0123456789+/=") != (size_t) (end - key))
     r = refuse (why, whylen, "does not hold a key (a key file holds just the base64 "

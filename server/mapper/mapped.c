@@ -46,6 +46,11 @@ rbdx_mapped_load (struct rbdx_state *out, int max)
 {
   int idx[MAX_MAPPED], n = rbdx_state_list (idx, MAX_MAPPED), k = 0;
 
+  /* An unreadable run directory is not one without mappings: a user
+   * that is not root would be told "not mapped" or shown none. */
+  if (n < 0)
+    die (1, "cannot read the run directory %s: %s%s", rbdx_run_dir (),
+         strerror (-n), n == -EACCES ? " (the mappings are root's: run as root)" : "");
   remove_stale_dirs ();
 
   for (int i = 0; i < n && k < max; i++) {

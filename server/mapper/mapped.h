@@ -15,8 +15,11 @@
 
 /** Every live mapping, at most @p max, into @p out.  On the way, state
  *  files of dead supervisors whose device is no longer connected are
- *  removed (with the keyring file the mapping owned), and so are the private directories (RUN_DIR/sup-PID) of
- *  supervisors that were killed.  @return how many. */
+ *  removed (with the keyring file the mapping owned), and so are the
+ *  private directories (RUN_DIR/sup-PID) of
+ *  supervisors that were killed.  A run directory that cannot be read
+ *  (a user other than root: it is mode 0700) dies naming it, rather than
+ *  pass for one without mappings.  @return how many. */
 int rbdx_mapped_load (struct rbdx_state *out, int max);
 
 /** The mapping among @p all (@p n) of @p target: a device (/dev/nbdN),

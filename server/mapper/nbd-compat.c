@@ -354,7 +354,14 @@ check_spec (struct rbdx_nbd_args *a, const char *s)
   else if (rbdx_target_is_uri (s))
     why = "an image spec, not a URI";
   if (!why) {
-    /* rbd-nbd takes the pool a spec does not name from rbd_default_pool. */
+    /* rbd-nbd takes the pool a spec does not name from rbd_default_pool:
+     * a pool name, which must not bring a namespace, a snapshot or an
+     * option of its own into the spec. */
+    if (pool && !strchr (s, '/') &&
+        (pool[0] == '-' || strpbrk (pool, "/@=") || rbdx_target_is_uri (pool)))
+      return fail (a, "rbd-nbd: invalid rbd_default_pool '%s' for spec '%s' (a "
+                   "pool name: not starting with '-', without '/', '@' or '=')",
+                   Q (pool), Q (s));
     if (pool && !strchr (s, '/'))
       snprintf (text, sizeof text, "%s/%s", pool, s);
     else

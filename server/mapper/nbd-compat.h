@@ -115,7 +115,9 @@ struct rbdx_nbd_args {
  *    luks1, luks2: rbd-nbd's messages;
  *  - a hostile spec: one that starts with '-', holds '=' or a control
  *    character, is a URI, or that rbdx_target_canonical refuses:
- *    "rbd-nbd: invalid spec 'X' (why)";
+ *    "rbd-nbd: invalid spec 'X' (why)"; a bare image name when
+ *    --rbd_default_pool is no pool name alone (it starts with '-', holds
+ *    '/', '@' or '=', or is a URI);
  *  - a device other than /dev/nbdN: "rbd-nbd: invalid device path: X
  *    (expected /dev/nbd{num})";
  *  - a cookie other than 1..RBDX_NBD_COOKIE_MAX of [A-Za-z0-9._:+-], or

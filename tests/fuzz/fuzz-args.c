@@ -35,26 +35,9 @@
 #include "rbdx/spec.h"
 #include "server-args.h"
 #include "target.h"
-
-#define CHECK(cond)                                                     \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
-      fprintf (stderr, "fuzz-args: %s:%d: check failed: %s\n",          \
-               __FILE__, __LINE__, #cond);                              \
-      abort ();                                                         \
-    }                                                                   \
-  } while (0)
+#include "fuzz-check.h"
 
 #define MAX_PARAMS 24
-
-static bool
-has_control (const char *s)
-{
-  for (; *s; s++)
-    if ((unsigned char) *s < 0x20 || *s == 0x7f)
-      return true;
-  return false;
-}
 
 static bool
 plain_key (const char *a, size_t klen)

@@ -27,15 +27,7 @@
 #include <string.h>
 
 #include "rbdx/options.h"
-
-#define CHECK(cond)                                                     \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
-      fprintf (stderr, "fuzz-options: %s:%d: check failed: %s\n",       \
-               __FILE__, __LINE__, #cond);                              \
-      abort ();                                                         \
-    }                                                                   \
-  } while (0)
+#include "fuzz-check.h"
 
 #define MAX_PARAMS 64
 #define CANARY 0x5a

@@ -24,15 +24,7 @@
 #include <string.h>
 
 #include "rbdx/spec.h"
-
-#define CHECK(cond)                                                     \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
-      fprintf (stderr, "fuzz-spec: %s:%d: check failed: %s\n",          \
-               __FILE__, __LINE__, #cond);                              \
-      abort ();                                                         \
-    }                                                                   \
-  } while (0)
+#include "fuzz-check.h"
 
 static bool
 same_str (const char *a, const char *b)

@@ -11,11 +11,13 @@
 # started, nothing left in RBDX_RUN_DIR, the key never in a message):
 #   - --keyfile with --keyring: refused, naming both (map and attach);
 #   - a key file that is a FIFO, that every user may write, larger than
-#     4 KiB, empty, or holding a keyring instead of the bare key: refused
+#     4 KiB, empty, holding a keyring instead of the bare key, or a key
+#     followed by a NUL byte and more (/proc/self/environ is one): refused
 #     with a message naming the file and what is wrong; one that does
 #     not exist: its errno;
 #   - a client id that cannot name a keyring section (--id 'a]b');
-#   - --log-file with a control character: refused;
+#   - --log-file with a control character, or naming a FIFO, a
+#     directory or a file of /proc: refused, naming it (/dev/null is not);
 #   - as user nobody, a good key file: "needs root", nothing written;
 #   - as root on a host without an NBD driver: "no NBD driver", no
 #     keyring left (skipped where the host has one).
@@ -81,11 +83,25 @@ refused "an empty key file" "--keyfile $d/empty: does not hold a key" \
   "${csi[@]}" --keyfile="$d/empty" map rbd/x
 refused "a keyring as key file" "--keyfile $d/keyring: does not hold a key" \
   --id admin --keyfile="$d/keyring" map rbd/x
+printf '%s\0garbage\n' "$key" >"$d/nul"
+refused "a key, a NUL and more" "--keyfile $d/nul: does not hold a key" \
+  "${csi[@]}" --keyfile="$d/nul" map rbd/x
+refused "/proc/self/environ as key file" "--keyfile /proc/self/environ: does not hold a key" \
+  --id admin --keyfile=/proc/self/environ map rbd/x
 refused "a missing key file" "--keyfile $d/none: No such file or directory" \
   "${csi[@]}" --keyfile="$d/none" map rbd/x
 refused "--id 'a]b'" "is not letters, digits" --id 'a]b' --keyfile="$d/keyfile" map rbd/x
 refused "--log-file with a newline" "control character" \
   "${csi[@]}" --keyfile="$d/keyfile" --log-file $'/tmp/a\nb' map rbd/x
+refused "--log-file a FIFO" "--log-file $d/fifo: not a regular file" \
+  "${csi[@]}" --keyfile="$d/keyfile" --log-file "$d/fifo" map rbd/x
+refused "--log-file a directory" "--log-file $d/D: not a regular file" \
+  "${csi[@]}" --keyfile="$d/keyfile" --log-file "$d/D" map rbd/x
+refused "--log-file in /proc" "--log-file /proc/sys/kernel/hostname: a file of /proc or /sys" \
+  "${csi[@]}" --keyfile="$d/keyfile" --log-file /proc/sys/kernel/hostname map rbd/x
+run 1 as_nobody "$rbdx" nbd-compat "${csi[@]}" --log-file /dev/null map rbd/x
+grep -q "needs root" "$d/err" || fail "--log-file /dev/null as nobody said: $(cat "$d/err")"
+say "--log-file /dev/null: taken (the map stops at: $(cat "$d/err"))"
 
 chown nobody "$d/keyfile"
 run 1 as_nobody "$rbdx" nbd-compat "${csi[@]}" --keyfile="$d/keyfile" map rbd/x --cookie=c1

@@ -444,6 +444,15 @@ test_hostile (void **state)
   parse_bad ("map p/i --key AQBxyz==", "rbd-nbd: --key is refused by rbdx");
   parse_bad ("--name osd.0 map p/i", "rbd-nbd: --name 'osd.0': rbdx connects as a Ceph client");
   parse_bad ("--id= map p/i", "rbd-nbd: --id= needs a value");
+  /* The pool a bare image name gets is a pool name, nothing more. */
+  parse_bad ("--rbd_default_pool=a/b map img", "rbd-nbd: invalid rbd_default_pool 'a/b' "
+             "for spec 'img'");
+  parse_bad ("--rbd-default-pool=a@b map img", "rbd-nbd: invalid rbd_default_pool 'a@b'");
+  parse_bad ("--rbd_default_pool=-x unmap img", "rbd-nbd: invalid rbd_default_pool '-x'");
+  parse_bad ("--rbd_default_pool=a=b map img", "rbd-nbd: invalid rbd_default_pool 'a=b'");
+  parse_ok ("--rbd_default_pool=a/b map p/img");
+  assert_string_equal (a.target, "p/img");
+  rbdx_nbd_args_free (&a);
 
   /* A newline in the spec, the cookie or a Ceph option's value; quoted
    * with '?' so it cannot forge a line of its own. */

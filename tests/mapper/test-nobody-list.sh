@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# test-nobody-list: the mapper's read-only commands run by a user other
+# than root.  The run directory is root's, mode 0700 (state.h): a user
+# who cannot read it must be told so, never shown an empty list or told
+# that a mapped image "is not mapped" (the personality's unmap and
+# detach of a spec look it up there first).  No cluster, no kernel: one
+# state file whose supervisor is a live process (pid 1, with its start
+# time, so no command takes it for a stale one).
+# Asserts, as user nobody (each exit 1, nothing on stdout, a message
+# naming the run directory and "run as root"): rbdx list-mapped (plain
+# and json), rbdx status, rbd-nbd list-mapped (json), rbd-nbd unmap SPEC,
+# rbd-nbd detach SPEC.  As root: list-mapped shows the mapping, and the
+# state file is still there at the end.
+. "$RBDX_TESTS/lib.sh"
+. "$RBDX_TESTS/mapper/mapper-lib.sh"
+mapper_requires
+nobody_requires
+
+d=$(tmpdir)
+chmod 0755 "$d"
+mkdir -m 0700 "$d/D"
+export RBDX_RUN_DIR=$d/D RBDX_DEV_DIR=$d/dev
+start=$(awk '{ print $22 }' /proc/1/stat)
+printf 'index=0\ntarget=rbd/x\nbackend=rbdx:rbd/x\nsocket=%s/D/sup-1/nbd.sock\nconnections=2\nsupervisor=1\nsupervisor_start=%s\n' \
+  "$d" "$start" >"$d/D/nbd0"
+chmod 0600 "$d/D/nbd0"
+
+"$rbdx" list-mapped >"$d/out" 2>"$d/err" || fail "list-mapped as root: $(cat "$d/err")"
+grep -q 'rbd/x' "$d/out" || fail "list-mapped as root does not show rbd/x: $(cat "$d/out")"
+
+# unreadable ARGS...: as nobody, ARGS exit 1 naming the run directory.
+unreadable() {
+  local rc=0
+  as_nobody env RBDX_RUN_DIR="$RBDX_RUN_DIR" "$rbdx" "$@" >"$d/out" 2>"$d/err" || rc=$?
+  [ $rc -eq 1 ] || fail "as nobody, rbdx $* exited $rc, not 1: $(cat "$d/out" "$d/err")"
+  [ ! -s "$d/out" ] || fail "as nobody, rbdx $* printed: $(cat "$d/out")"
+  grep -qF "cannot read the run directory $d/D" "$d/err" && grep -qF "run as root" "$d/err" ||
+    fail "as nobody, rbdx $* said: $(cat "$d/err")"
+  say "as nobody, rbdx $*: $(cat "$d/err")"
+}
+unreadable list-mapped
+unreadable list-mapped --format json
+unreadable status
+unreadable nbd-compat list-mapped --format json
+unreadable nbd-compat unmap rbd/x
+unreadable nbd-compat detach rbd/x
+
+[ -e "$d/D/nbd0" ] || fail "the state file is gone"
+say "ok"
