@@ -45,6 +45,7 @@
 #include "rbdx/writer.h"
 #include "exports.h"
 #include "io.h"
+#include "peer.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 
@@ -173,6 +174,18 @@ rbdx_default_export (int readonly, int is_tls)
   return canon;
 }
 
+/* Which client opened which image (nbdkit -v): the address and, over
+ * TLS with verified X.509 certificates, the certificate's names, so an
+ * operator can tell whose connection an image's traffic is (peer.h). */
+static void
+log_client (const struct rbdx_conn *conn)
+{
+  char who[2048];
+
+  rbdx_peer_describe (who, sizeof who);
+  nbdkit_debug ("rbdx: %s: client %s", conn->ctx->name, who);
+}
+
 static void *
 rbdx_open (int readonly)
 {
@@ -199,6 +212,8 @@ rbdx_open (int readonly)
     nbdkit_error ("rbdx: %s", err);
     rbdx_budget_give (&budget);
   }
+  else
+    log_client (conn);
   rbdx_spec_free (&spec);
   return conn;
 }
