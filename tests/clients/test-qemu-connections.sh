@@ -14,6 +14,8 @@
 #   - nbdinfo sees multi-conn advertised;
 #   - qemu-img convert -m 8 -W (8 coroutines, out of order) opens exactly
 #     one connection, and its copy equals rbd export;
+#   - QEMU asking for an export this server does not serve shows rbdx's
+#     reason, which nbdkit >= 1.42 sends with its error reply;
 #   - qemu-io with multi-conn=4 on the nbd driver: refused as an unknown
 #     option (the finding above, printed with QEMU's version), or, with a
 #     QEMU whose nbd driver takes it, more than one connection is opened
@@ -44,6 +46,12 @@ n=$(($(opens) - before))
 rbd export --no-progress "$img" "$d/export.raw" >/dev/null 2>&1
 cmp "$d/copy.raw" "$d/export.raw" || fail "qemu-img's copy differs from rbd export"
 say "QEMU $qver: qemu-img convert -m 8 -W used 1 connection"
+
+if out=$(qemu-img info "$(uri "$d/s" rbd/not-here)" 2>&1); then
+  fail "qemu-img opened an export the server does not serve"
+fi
+grep -q "rbdx: export 'rbd/not-here' is not served here" <<<"$out" ||
+  fail "QEMU does not show rbdx's reason for refusing the export: $out"
 
 opts="driver=nbd,server.type=unix,server.path=$d/s,multi-conn=4"
 before=$(opens)
