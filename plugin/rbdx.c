@@ -3,7 +3,8 @@
  *
  * This file holds the nbdkit callbacks of the server's and a
  * connection's lifecycle; the data path is io.c, export names are
- * exports.c, and the work is the serving core's (server/core/, see
+ * exports.c, who the client is (for the log) peer.c, and the work is
+ * the serving core's (server/core/, see
  * include/rbdx/core.h): what an export is and the checks before serving
  * (export.h), parameters (options.h), a connection (conn.h), a librbd
  * context (ctx.h), QoS, metrics and NBD errors.
