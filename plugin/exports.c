@@ -17,11 +17,8 @@ rbdx_export_describe (const char *name)
   return nbdkit_printf_intern ("Ceph RBD image %s", name);
 }
 
-/* @in for a log line: control characters and '\\' as \xHH, so that a
- * hostile name can neither split nor forge a line.  Truncated to fit
- * @len (at least 1). */
-static const char *
-printable (const char *in, char *out, size_t len)
+const char *
+rbdx_printable (const char *in, char *out, size_t len)
 {
   size_t o = 0;
 
@@ -82,8 +79,8 @@ list_pool (const struct rbdx_options *o, rados_ioctx_t io,
 
     if (ctl || !addressable (o, images[i].name, name, sizeof name)) {
       nbdkit_debug ("rbdx: image '%s' (id %s) of pool '%s%s%s' is not "
-                    "listed: %s", printable (images[i].name, shown,
-                                             sizeof shown),
+                    "listed: %s", rbdx_printable (images[i].name, shown,
+                                                  sizeof shown),
                     images[i].id, o->pool, o->pool_ns ? "/" : "",
                     o->pool_ns ? o->pool_ns : "",
                     ctl ? "its name contains a control character"
@@ -163,7 +160,7 @@ rbdx_export_resolve (const struct rbdx_options *o, const char *canon,
     char shown[4 * RBDX_EXPORT_MAX];
 
     nbdkit_error ("rbdx: export '%s': %s",
-                  printable (name, shown, sizeof shown), why);
+                  rbdx_printable (name, shown, sizeof shown), why);
     return -1;
   }
   /* A bare IMAGE in pool mode lives in pool='s namespace. */

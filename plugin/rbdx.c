@@ -3,7 +3,8 @@
  *
  * This file holds the nbdkit callbacks of the server's and a
  * connection's lifecycle; the data path is io.c, export names are
- * exports.c, and the work is the serving core's (server/core/, see
+ * exports.c, who the client is (for the log) peer.c, and the work is
+ * the serving core's (server/core/, see
  * include/rbdx/core.h): what an export is and the checks before serving
  * (export.h), parameters (options.h), a connection (conn.h), a librbd
  * context (ctx.h), QoS, metrics and NBD errors.
@@ -45,6 +46,7 @@
 #include "rbdx/writer.h"
 #include "exports.h"
 #include "io.h"
+#include "peer.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 
@@ -173,6 +175,18 @@ rbdx_default_export (int readonly, int is_tls)
   return canon;
 }
 
+/* Which client opened which image (nbdkit -v): the address and, over
+ * TLS with verified X.509 certificates, the certificate's names, so an
+ * operator can tell whose connection an image's traffic is (peer.h). */
+static void
+log_client (const struct rbdx_conn *conn)
+{
+  char who[2048];
+
+  rbdx_peer_describe (who, sizeof who);
+  nbdkit_debug ("rbdx: %s: client %s", conn->ctx->name, who);
+}
+
 static void *
 rbdx_open (int readonly)
 {
@@ -199,6 +213,8 @@ rbdx_open (int readonly)
     nbdkit_error ("rbdx: %s", err);
     rbdx_budget_give (&budget);
   }
+  else
+    log_client (conn);
   rbdx_spec_free (&spec);
   return conn;
 }
