@@ -62,17 +62,9 @@ uml_guest_mount "$(dirname "$mapper")"
 uml_guest_mount "$RBDX_BUILD/tests/kernel"
 # The rbd CLI runs the rbd-nbd beside its own executable (/proc/self/exe
 # + "-nbd", Ceph src/tools/rbd/action/Nbd.cc): a copy of Debian's rbd
-# beside a link rbd-nbd -> the mapper, as rbdx.pod tells users to do, with
-# the two libraries of rbd the guest root lacks.
-compat="$UML_DIR/compat"
-mkdir "$compat"
-cp /usr/bin/rbd "$compat/rbd"
-ln -s "$(cd "$(dirname "$mapper")" && pwd -P)/$(basename "$mapper")" "$compat/rbd-nbd"
-for lib in $(ldd /usr/bin/rbd | awk '/libncurses|libboost_program_options/ {print $3}'); do
-  cp "$lib" "$compat/"
-done
-uml_guest_mount "$compat"
-uml_guest_env NBD_EXPORT="$img" MAPPER="$mapper" COMPAT="$(cd "$compat" && pwd -P)" \
+# beside a link rbd-nbd -> the mapper, as rbdx.pod tells users to do.
+compat=$(uml_rbd_compat "$mapper")
+uml_guest_env NBD_EXPORT="$img" MAPPER="$mapper" COMPAT="$compat" \
   STANDIN_ENGINE="$(cd "$RBDX_BUILD/tests/kernel" && pwd -P)/standin-engine"
 
 cat >"$UML_DIR/guest-nbd-compat.sh" <<'EOF2'

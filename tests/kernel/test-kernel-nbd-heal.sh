@@ -3,6 +3,8 @@
 # test-kernel-nbd-heal: ceph-csi's volume healer against the rbd-nbd
 # personality in a UML guest kernel, with I/O running across the heal.
 # The command lines are ceph-csi's (internal/rbd/rbd_attach.go):
+#   probe:  rbd-nbd --help (SetRbdNbdToolFeatures: exit 0, no stderr,
+#           --cookie on stdout);
 #   map:    rbd --id ID -m MONS --keyfile=FILE --log-file LOG map POOL/IMG
 #             --device-type nbd --options try-netlink
 #             --options reattach-timeout=300 --options io-timeout=0
@@ -69,16 +71,9 @@ uml_serve "$sock" pool=rbd
 uml_bridge "$sock"
 uml_guest_mount "$(dirname "$mapper")"
 uml_guest_mount "$RBDX_BUILD/tests/kernel"
-compat="$UML_DIR/compat"
-mkdir "$compat"
-cp /usr/bin/rbd "$compat/rbd"
-ln -s "$(cd "$(dirname "$mapper")" && pwd -P)/$(basename "$mapper")" "$compat/rbd-nbd"
-for lib in $(ldd /usr/bin/rbd | awk '/libncurses|libboost_program_options/ {print $3}'); do
-  cp "$lib" "$compat/"
-done
-uml_guest_mount "$compat"
+compat=$(uml_rbd_compat "$mapper")
 uml_guest_env NBD_EXPORT="$img" OTHER_EXPORT="$other" IDENTITY="$pool_id/$image_id" \
-  MAPPER="$mapper" COMPAT="$(cd "$compat" && pwd -P)" \
+  MAPPER="$mapper" COMPAT="$compat" \
   STANDIN_ENGINE="$(cd "$RBDX_BUILD/tests/kernel" && pwd -P)/standin-engine"
 
 cat >"$UML_DIR/guest-nbd-heal.sh" <<'EOF2'
@@ -91,7 +86,11 @@ export STANDIN_URI="nbd://$NBD_HOST:$NBD_PORT/${NBD_EXPORT#*/}"
 export PATH=$COMPAT:$PATH LD_LIBRARY_PATH=$COMPAT
 volid=0001-0009-rook-ceph-0000000000000002-ab6b5e3f-1c9c-11ee-8d7e-0242ac110003
 mons=$NBD_HOST:6789
-mkdir -p /tmp/csi/log
+mkdir -p /tmp/csi/log /etc/ceph
+# The node plugin's container has a ceph.conf (ceph-csi writes one with
+# the cephx settings); the monitors come with each command line.
+printf '[global]\nauth_cluster_required = cephx\nauth_service_required = cephx\nauth_client_required = cephx\n' \
+  >/etc/ceph/ceph.conf
 key=AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==
 echo "$key" >/tmp/csi/keyfile-1
 chmod 0600 /tmp/csi/keyfile-1
@@ -109,10 +108,17 @@ csi_run() {
     sed 's/^/  stdout: /' /tmp/out; sed 's/^/  stderr: /' /tmp/err
     printf '  exit: %d\n\n' "$rc"; } >>"$t"
 }
+note() { printf '# %s\n\n' "$*" >>"$t"; }
 state() { sed -n "s/^$1=//p" "$run/nbd0"; }
 all_conns() { [ "$(tcp_conns "$NBD_PORT")" -eq 4 ]; }
 inflight() { [ "$(awk '{print $1 + $2}' /sys/block/nbd0/inflight)" -gt 0 ]; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# SetRbdNbdToolFeatures: rbd-nbd --help, stdout naming --cookie, no stderr.
+rc=0; rbd-nbd --help >/tmp/out 2>/tmp/err || rc=$?
+[ "$rc" -eq 0 ] && [ ! -s /tmp/err ] && grep -q -- --cookie /tmp/out ||
+  fail "rbd-nbd --help: exit $rc, stderr $(cat /tmp/err)"
+note "rbd-nbd --help: exit 0, stderr empty, $(wc -l </tmp/out) lines on stdout, among them: $(grep -- --cookie /tmp/out | tr -s ' ')"
 
 csi_run rbd "${csi[@]}" map "$NBD_EXPORT" --device-type nbd --options try-netlink \
   --options reattach-timeout=300 --options io-timeout=0 --options "cookie=$volid" \
@@ -151,6 +157,8 @@ rm -rf "$run"
 [ -e /sys/block/nbd0/pid ] || fail "the kill disconnected /dev/nbd0"
 wait_until 20 inflight || fail "the kernel holds no request of fio's after the kill"
 say "killed supervisor $sup and engine $eng, removed $run; $(cat /sys/block/nbd0/inflight) waiting"
+note "fio running on /dev/nbd0; kill -9 $sup $eng (supervisor, engine); rm -rf $run;" \
+  "the kernel holds $(awk '{print $1 + $2}' /sys/block/nbd0/inflight) request(s) of fio's"
 
 # Refused: another cookie; the right cookie with another image.
 csi_run rbd-nbd "${csi[@]}" attach "$NBD_EXPORT" --device /dev/nbd0 --try-netlink \
@@ -188,6 +196,8 @@ case $(cat /sys/block/nbd0/backend) in "$backend") ;; *) fail "the heal changed 
 dd if=/dev/nbd0 bs=1M skip=8 count=48 iflag=direct status=none | sha256sum | cut -d' ' -f1 \
   >/share/region.sha256
 say "healed: $(tr '\n' ' ' </tmp/status)"
+note "fio finished: exit 0, err= 0, verify passed; rbdx status: $(head -2 /tmp/status | tr -s ' ' | tr '\n' ';')" \
+  "$(tcp_conns "$NBD_PORT") connections"
 
 csi_run rbd unmap /dev/nbd0 --device-type nbd
 [ "$rc" -eq 0 ] || fail "ceph-csi's unmap line: exit $rc, $(cat /tmp/err)"
