@@ -38,7 +38,10 @@
 #   - fio (randwrite, 4-64 KiB, 16 in flight, crc32c verify) runs; while
 #     requests are in flight the supervisor and the engine are killed
 #     with SIGKILL (by PID) and /run/rbdx is deleted; the device stays
-#     connected and the kernel holds fio's requests;
+#     connected and the kernel holds fio's requests; ceph-csi's list
+#     shows no device before and after the deletion (a device without
+#     its process is not mapped for waitForPath, which lets the healer
+#     attach);
 #   - an attach with another cookie is refused ("rbd-nbd: cookie
 #     mismatch"), and so is an attach with the right cookie naming another
 #     image (the kernel's identifier pins the identity), both exit 1,
@@ -153,12 +156,23 @@ kill -9 "$sup" "$eng"
 wait_until 20 gone "$sup" || fail "the supervisor $sup outlived SIGKILL"
 wait_until 20 gone "$eng" || fail "the engine $eng outlived SIGKILL"
 kill -0 "$fio" 2>/dev/null || fail "fio ended before the kill (make its job larger)"
+# The healer's NodeStageVolume first looks for the image among the
+# mapped devices (waitForPath): a device without its process must not
+# be listed, with its state file or without, or ceph-csi never attaches.
+note "kill -9 $sup $eng (supervisor, engine) while fio runs on /dev/nbd0"
+csi_run rbd device list --format=json --device-type nbd
+[ "$rc" -eq 0 ] && [ "$(cat /tmp/out)" = "[]" ] ||
+  fail "list with the processes dead: exit $rc, $(cat /tmp/out) $(cat /tmp/err)"
 rm -rf "$run"
+note "rm -rf $run"
+csi_run rbd device list --format=json --device-type nbd
+[ "$rc" -eq 0 ] && [ "$(cat /tmp/out)" = "[]" ] ||
+  fail "list with the state gone: exit $rc, $(cat /tmp/out) $(cat /tmp/err)"
 [ -e /sys/block/nbd0/pid ] || fail "the kill disconnected /dev/nbd0"
 wait_until 20 inflight || fail "the kernel holds no request of fio's after the kill"
 say "killed supervisor $sup and engine $eng, removed $run; $(cat /sys/block/nbd0/inflight) waiting"
-note "fio running on /dev/nbd0; kill -9 $sup $eng (supervisor, engine); rm -rf $run;" \
-  "the kernel holds $(awk '{print $1 + $2}' /sys/block/nbd0/inflight) request(s) of fio's"
+note "/dev/nbd0 still connected; the kernel holds" \
+  "$(awk '{print $1 + $2}' /sys/block/nbd0/inflight) request(s) of fio's"
 
 # Refused: another cookie; the right cookie with another image.
 csi_run rbd-nbd "${csi[@]}" attach "$NBD_EXPORT" --device /dev/nbd0 --try-netlink \
