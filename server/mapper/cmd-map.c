@@ -333,7 +333,8 @@ cmd_attach (struct cli *c)
     /* A device mapped with a cookie (rbd-nbd's --cookie) keeps it: the
      * kernel refuses a reconfigure naming another backend. */
     if (!*c->o.cookie && *st.backend && strncmp (st.backend, "rbdx:", 5) != 0)
-      snprintf (c->o.cookie, sizeof c->o.cookie, "%.255s", st.backend);
+      snprintf (c->o.cookie, sizeof c->o.cookie, "%.*s", (int) sizeof c->o.cookie - 1,
+                st.backend);
   }
   set_engine (c, r == 0 ? st.engine : NULL);
   if (c->nargs >= 3)

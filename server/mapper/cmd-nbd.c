@@ -317,7 +317,7 @@ do_attach (const struct rbdx_nbd_args *a)
 {
   struct cli c;
   struct rbdx_state st;
-  char dev[32], backend[400];
+  char dev[32], backend[RBDX_NBD_BACKEND_MAX + 64];
   char *args[3] = { "attach", dev, (char *) a->target };
   const char *msg, *kb = kernel_backend (a->device_index, backend, sizeof backend);
   unsigned n = rbdx_nbd_backend_connections (kb);
@@ -331,11 +331,14 @@ do_attach (const struct rbdx_nbd_args *a)
   /* The kernel takes new connections only for the identifier it has. */
   if (a->cookie)
     snprintf (c.o.cookie, sizeof c.o.cookie, "%s", kb);
-  /* Without the state file the identifier says how many (nbd-compat.h);
-   * with it cmd_attach takes the count from there. */
-  if (n && !a->connections && rbdx_state_load (a->device_index, &st) < 0) {
-    c.o.connections = n;
-    c.o.connections_set = true;
+  /* Without the state file the identifier says how many and which image
+   * (nbd-compat.h); with it cmd_attach takes both from there. */
+  if (rbdx_state_load (a->device_index, &st) < 0) {
+    if (n && !a->connections) {
+      c.o.connections = n;
+      c.o.connections_set = true;
+    }
+    rbdx_nbd_backend_identity (kb, c.o.identity, sizeof c.o.identity);
   }
   c.args = args;
   c.nargs = 3;

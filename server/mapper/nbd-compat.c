@@ -537,8 +537,9 @@ rbdx_nbd_args_free (struct rbdx_nbd_args *a)
 }
 
 /* Where the personality's backend identifiers end the cookie (a ';' is
- * not a cookie character). */
+ * not a cookie character), and where the identity follows the count. */
 #define CONNS_TAG ";rbdx:connections="
+#define IDENT_TAG ";rbdx:identity="
 
 int
 rbdx_nbd_backend_make (const char *cookie, unsigned connections, char *buf, size_t len)
@@ -571,7 +572,31 @@ rbdx_nbd_backend_connections (const char *backend)
     return 0;
   tag += strlen (CONNS_TAG);
   n = strtoul (tag, &end, 10);
-  return end != tag && !*end && n >= 1 && n <= 16 ? (unsigned) n : 0;
+  return end != tag && (!*end || *end == ';') && n >= 1 && n <= 16 ? (unsigned) n : 0;
+}
+
+int
+rbdx_nbd_backend_add_identity (char *buf, size_t len, const char *identity)
+{
+  size_t have = strlen (buf);
+
+  if (!strstr (buf, CONNS_TAG) || strstr (buf, IDENT_TAG) || !*identity ||
+      rbdx_spec_has_control (identity))
+    return 0;
+  if (have + strlen (IDENT_TAG) + strlen (identity) >= len)
+    return -ENAMETOOLONG;
+  snprintf (buf + have, len - have, IDENT_TAG "%s", identity);
+  return 0;
+}
+
+const char *
+rbdx_nbd_backend_identity (const char *backend, char *buf, size_t len)
+{
+  const char *conns = backend ? strstr (backend, CONNS_TAG) : NULL;
+  const char *tag = conns ? strstr (conns, IDENT_TAG) : NULL;
+
+  snprintf (buf, len, "%s", tag ? tag + strlen (IDENT_TAG) : "");
+  return buf;
 }
 
 bool

@@ -153,8 +153,28 @@ int rbdx_nbd_backend_make (const char *cookie, unsigned connections, char *buf,
  *  own identifier ("rbdx:SPEC"). */
 const char *rbdx_nbd_cookie_of (const char *backend, char *buf, size_t len);
 
-/** The connection count @p backend records (1..16), or 0 if none. */
+/** The connection count @p backend records (1..16), or 0 if none; an
+ *  identity may follow it (rbdx_nbd_backend_add_identity). */
 unsigned rbdx_nbd_backend_connections (const char *backend);
+
+/** Room for a backend identifier the personality makes, bytes with the
+ *  NUL: a cookie (RBDX_NBD_COOKIE_MAX), the count, and an identity of
+ *  up to 319 bytes (state.h) with their tags. */
+#define RBDX_NBD_BACKEND_MAX 640
+
+/** Append ";rbdx:identity=IDENTITY" to the personality's backend
+ *  identifier in @p buf (@p len bytes), the image identity the server
+ *  stated at map time ("POOLID/[NS/]IMAGEID[@SNAPID]", rbdx/identity.h),
+ *  so that an attach without the state file still refuses another image.
+ *  Nothing is appended to an identifier without ";rbdx:connections=" (not
+ *  the personality's), to one that has an identity, for an empty
+ *  @p identity or one with a control character.  Thread-safe.
+ *  @return 0; -ENAMETOOLONG when it does not fit (@p buf unchanged). */
+int rbdx_nbd_backend_add_identity (char *buf, size_t len, const char *identity);
+
+/** The identity kernel backend identifier @p backend records, into @p buf
+ *  (also returned): "" for none (NULL, no count, no identity). */
+const char *rbdx_nbd_backend_identity (const char *backend, char *buf, size_t len);
 
 /** Whether an attach with @p cookie (NULL: none given) may take over a
  *  device whose kernel backend identifier is @p backend (NULL or "": the

@@ -20,6 +20,7 @@
 #include "common/limits.h"
 #include "cli.h"
 #include "devlinks.h"
+#include "nbd-compat.h"
 #include "resize.h"
 #include "sup.h"
 
@@ -126,6 +127,15 @@ sup_map (const struct rbdx_map_opts *o, int report_fd)
     fail_start (s, "cannot connect to %s: %s", o->is_uri ? o->target : "the rbdx server",
                 why ? why : strerror (-r));
   check_identity (s, &e, fds);
+  /* rbd-nbd's cookie: the kernel's identifier pins the identity too, for
+   * an attach that finds no state file (nbd-compat.h). */
+  if (!o->attach && *o->cookie &&
+      rbdx_nbd_backend_add_identity (s->backend, sizeof s->backend, s->identity) < 0) {
+    for (unsigned i = 0; i < s->conns; i++)
+      close (fds[i]);
+    fail_start (s, "the cookie and the identity %s do not fit the kernel's backend "
+                "identifier", s->identity);
+  }
   if (s->conns > 1 && !e.multi_conn) {
     for (unsigned i = 0; i < s->conns; i++)
       close (fds[i]);

@@ -51,9 +51,10 @@ struct rbdx_map_opts {
   bool attach;                /**< attach to a connected device, no CONNECT */
   char identity[320];         /**< attach: the image identity recorded at map
                                    time, "" if none (see state.h) */
-  char cookie[256];           /**< the kernel's backend identifier: rbd-nbd's
-                                   --cookie (nbd-compat.h), or "" for
-                                   "rbdx:TARGET" */
+  char cookie[640];           /**< the kernel's backend identifier: rbd-nbd's
+                                   --cookie (nbd-compat.h, at most
+                                   RBDX_NBD_BACKEND_MAX with the identity
+                                   a map appends), or "" for "rbdx:TARGET" */
   long orphan;                /**< attach: a dead supervisor's server still
                                    running, killed (SIGKILL) before the new
                                    connections are handed over; 0 if none */

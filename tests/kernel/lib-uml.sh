@@ -30,6 +30,8 @@
 #                            same path in the guest (before uml_boot)
 #   uml_mapper WHAT          print the rbdx mapper's path, or skip with
 #                            "needs the rbdx mapper's WHAT support"
+#   uml_rbd_compat MAPPER    a guest-visible copy of rbd beside a link
+#                            rbd-nbd -> MAPPER; prints its directory
 #   uml_boot SCRIPT          start a guest running SCRIPT (a host file) as root
 #   uml_wait_step NAME SECS  wait until the guest calls `step NAME`
 #   uml_signal NAME          let a guest blocked in `wait_host NAME` go on
@@ -181,6 +183,23 @@ uml_guest_mount() {
     d=$(cd "$d" && pwd -P) || fail "no directory $d"
     printf '%s\n' "$d" >>"$UML_SHARE/mounts"
   done
+}
+
+# uml_rbd_compat MAPPER: a copy of the host's rbd beside a link rbd-nbd
+# -> MAPPER (the rbd CLI runs the rbd-nbd beside its own executable,
+# Ceph src/tools/rbd/action/Nbd.cc), with the two libraries of rbd's the
+# guest root lacks, in a directory the guest sees; prints its path (run
+# the copy with LD_LIBRARY_PATH=DIR).
+uml_rbd_compat() {
+  local compat="$UML_DIR/compat" lib
+  mkdir "$compat"
+  cp /usr/bin/rbd "$compat/rbd"
+  ln -s "$(cd "$(dirname "$1")" && pwd -P)/$(basename "$1")" "$compat/rbd-nbd"
+  for lib in $(ldd /usr/bin/rbd | awk '/libncurses|libboost_program_options/ {print $3}'); do
+    cp "$lib" "$compat/"
+  done
+  uml_guest_mount "$compat"
+  (cd "$compat" && pwd -P)
 }
 
 # The mapper: $RBDX_MAPPER, else the build's server/rbdx.  The guest runs the

@@ -16,7 +16,8 @@
 #   - a map with --keyfile and a --log-file in a missing directory fails
 #     and leaves no keyring behind;
 #   - ceph-csi's map line prints /dev/nbd0 alone; the kernel's backend
-#     identifier is the cookie (the volume id); the server got id=,
+#     identifier is the cookie (the volume id), the count and the image
+#     identity; the server got id=,
 #     mon_host= and ceph.log_file= from the Ceph options, and for
 #     --keyfile keyring=/share/run/keyrings/XXXXXX.keyring (0600,
 #     "[client.ID]\n\tkey = KEY", recorded in the state file), never
@@ -30,7 +31,8 @@
 #     messages; ceph-csi's attach line gets the device back with its
 #     connections, and the data reads back; again after the run directory
 #     is deleted too, with a read waiting across it: the 4 connections
-#     come back from the kernel's identifier (COOKIE;rbdx:connections=4),
+#     come back from the kernel's identifier
+#     (COOKIE;rbdx:connections=4;rbdx:identity=ID),
 #     the read returns the data; each attach leaves one keyring, the new
 #     server's;
 #   - unmap disconnects; unmap of the spec then says "rbd-nbd: SPEC is not
@@ -60,17 +62,9 @@ uml_guest_mount "$(dirname "$mapper")"
 uml_guest_mount "$RBDX_BUILD/tests/kernel"
 # The rbd CLI runs the rbd-nbd beside its own executable (/proc/self/exe
 # + "-nbd", Ceph src/tools/rbd/action/Nbd.cc): a copy of Debian's rbd
-# beside a link rbd-nbd -> the mapper, as rbdx.pod tells users to do, with
-# the two libraries of rbd the guest root lacks.
-compat="$UML_DIR/compat"
-mkdir "$compat"
-cp /usr/bin/rbd "$compat/rbd"
-ln -s "$(cd "$(dirname "$mapper")" && pwd -P)/$(basename "$mapper")" "$compat/rbd-nbd"
-for lib in $(ldd /usr/bin/rbd | awk '/libncurses|libboost_program_options/ {print $3}'); do
-  cp "$lib" "$compat/"
-done
-uml_guest_mount "$compat"
-uml_guest_env NBD_EXPORT="$img" MAPPER="$mapper" COMPAT="$(cd "$compat" && pwd -P)" \
+# beside a link rbd-nbd -> the mapper, as rbdx.pod tells users to do.
+compat=$(uml_rbd_compat "$mapper")
+uml_guest_env NBD_EXPORT="$img" MAPPER="$mapper" COMPAT="$compat" \
   STANDIN_ENGINE="$(cd "$RBDX_BUILD/tests/kernel" && pwd -P)/standin-engine"
 
 cat >"$UML_DIR/guest-nbd-compat.sh" <<'EOF2'
@@ -123,8 +117,10 @@ dev=$("$rn" "${csi[@]}" map "$NBD_EXPORT" --try-netlink --reattach-timeout=300 \
   --io-timeout=0 --cookie="$volid" --connections=4) || fail "ceph-csi's map line failed"
 say "map printed: $dev"
 [ "$dev" = /dev/nbd0 ] || fail "map printed '$dev', not /dev/nbd0 alone"
-[ "$(cat /sys/block/nbd0/backend)" = "$volid;rbdx:connections=4" ] ||
-  fail "backend identifier $(cat /sys/block/nbd0/backend), not the cookie and the count"
+backend=$(cat /sys/block/nbd0/backend)
+[ "$backend" = "$volid;rbdx:connections=4;rbdx:identity=$(sed -n 's/^identity=//p' /share/run/nbd0)" ] &&
+  grep -q '^identity=.' /share/run/nbd0 ||
+  fail "backend identifier $backend, not the cookie, the count and the identity"
 grep -qx "image=$NBD_EXPORT" /share/engine-args || fail "the image is not the server's"
 grep -qx id=csi-rbd-node /share/engine-args || fail "no id=: $(cat /share/engine-args)"
 grep -qx "mon_host=$mons" /share/engine-args || fail "no mon_host="
@@ -181,8 +177,7 @@ say "attach printed: $out"
 wait_until 20 all_conns || fail "$(tcp_conns "$NBD_PORT") connections after attach, not $conns"
 check_data "after attach"
 keyring_ok "attach"
-[ "$(cat /sys/block/nbd0/backend)" = "$volid;rbdx:connections=4" ] ||
-  fail "attach changed the backend identifier"
+[ "$(cat /sys/block/nbd0/backend)" = "$backend" ] || fail "attach changed the backend identifier"
 
 # Again, and this time the run directory is lost too (a node plugin
 # container without a hostPath for it), with a read waiting meanwhile:

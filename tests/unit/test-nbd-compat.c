@@ -521,6 +521,56 @@ test_cookie_rules (void **state)
   }
 }
 
+/* The identity the kernel's identifier pins (an attach without the state
+ * file refuses another image). */
+static void
+test_backend_identity (void **state)
+{
+  char b[RBDX_NBD_BACKEND_MAX], buf[400];
+  const char *msg;
+
+  (void) state;
+  assert_int_equal (rbdx_nbd_backend_make (VOLID, 4, b, sizeof b), 0);
+  assert_int_equal (rbdx_nbd_backend_add_identity (b, sizeof b, "3/ns/1017aa180219"), 0);
+  assert_string_equal (b, VOLID ";rbdx:connections=4;rbdx:identity=3/ns/1017aa180219");
+  assert_string_equal (rbdx_nbd_backend_identity (b, buf, sizeof buf), "3/ns/1017aa180219");
+  /* The cookie, the count and rbd-nbd's rules as without it. */
+  assert_string_equal (rbdx_nbd_cookie_of (b, buf, sizeof buf), VOLID);
+  assert_int_equal (rbdx_nbd_backend_connections (b), 4);
+  assert_true (rbdx_nbd_cookie_ok (b, VOLID, &msg));
+  assert_false (rbdx_nbd_cookie_ok (b, "other", &msg));
+  assert_string_equal (msg, "rbd-nbd: cookie mismatch");
+  /* Once only; never on an identifier that is not the personality's. */
+  assert_int_equal (rbdx_nbd_backend_add_identity (b, sizeof b, "4/x"), 0);
+  assert_string_equal (rbdx_nbd_backend_identity (b, buf, sizeof buf), "3/ns/1017aa180219");
+  snprintf (b, sizeof b, "rbdx:rbd/img");
+  assert_int_equal (rbdx_nbd_backend_add_identity (b, sizeof b, "3/1"), 0);
+  assert_string_equal (b, "rbdx:rbd/img");
+  assert_string_equal (rbdx_nbd_backend_identity (b, buf, sizeof buf), "");
+  assert_string_equal (rbdx_nbd_backend_identity (VOLID ";rbdx:connections=4", buf, sizeof buf), "");
+  assert_string_equal (rbdx_nbd_backend_identity (NULL, buf, sizeof buf), "");
+  /* A cookie cannot fake one: ';' is no cookie character. */
+  assert_string_equal (rbdx_nbd_backend_identity (VOLID, buf, sizeof buf), "");
+  /* Empty, control characters, too long: nothing appended / refused. */
+  assert_int_equal (rbdx_nbd_backend_make ("v", 2, b, sizeof b), 0);
+  assert_int_equal (rbdx_nbd_backend_add_identity (b, sizeof b, ""), 0);
+  assert_int_equal (rbdx_nbd_backend_add_identity (b, sizeof b, "3/a\nb"), 0);
+  assert_string_equal (b, "v;rbdx:connections=2");
+  assert_int_equal (rbdx_nbd_backend_add_identity (b, 30, "3/1017aa180219"), -ENAMETOOLONG);
+  assert_string_equal (b, "v;rbdx:connections=2");
+  {
+    /* The longest cookie with the longest identity fits. */
+    char cookie[RBDX_NBD_COOKIE_MAX + 1], id[320];
+    memset (cookie, 'c', sizeof cookie - 1);
+    cookie[sizeof cookie - 1] = '\0';
+    memset (id, 'i', sizeof id - 1);
+    id[sizeof id - 1] = '\0';
+    assert_int_equal (rbdx_nbd_backend_make (cookie, 16, b, sizeof b), 0);
+    assert_int_equal (rbdx_nbd_backend_add_identity (b, sizeof b, id), 0);
+    assert_int_equal (rbdx_nbd_backend_connections (b), 16);
+  }
+}
+
 int
 main (void)
 {
@@ -536,6 +586,7 @@ main (void)
     cmocka_unit_test (test_refused),
     cmocka_unit_test (test_hostile),
     cmocka_unit_test (test_cookie_rules),
+    cmocka_unit_test (test_backend_identity),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
