@@ -31,6 +31,7 @@ struct rbdx_quiesce_member {
   enum mstate st;
   unsigned pending_unq;  /* acknowledged with 0, unquiesce not seen yet */
   bool leaving;          /* acknowledge at once from now on */
+  uint64_t round;        /* the last round it was acknowledged in */
 };
 
 struct rbdx_quiesce {
@@ -50,7 +51,17 @@ struct rbdx_quiesce {
   pthread_t thread;
   char *hook, *device;
   unsigned timeout;                   /* seconds */
+  uint64_t round;                     /* rounds started */
+  int failed_r;                       /* the last round failed with it */
+  uint64_t failed_until;              /* ... and its stragglers come
+                                         until then (CLOCK_MONOTONIC ns) */
 };
+
+/* librbd gives watchers this long to acknowledge one notification
+ * (watcher::Notifier::NOTIFY_TIMEOUT, 5 s): a handle that gets the
+ * notification of a failed round later than the others is acknowledged
+ * with the same error within it. */
+#define STRAGGLER_NS (5 * UINT64_C (1000000000))
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rbdx_quiesce *groups;
@@ -156,6 +167,7 @@ ack (struct rbdx_quiesce *q, struct rbdx_quiesce_member *m, int r)
 {
   rbd_quiesce_complete (m->ctx->image, m->handle, r);
   m->st = M_IDLE;
+  m->round = q->round;
   if (r == 0 && !m->leaving) {
     m->pending_unq++;
     q->pending_unq++;
@@ -195,6 +207,8 @@ run_round (struct rbdx_quiesce *q)
   int r;
 
   q->state = G_RUNNING;
+  q->round++;
+  q->failed_r = 0;
   pthread_mutex_unlock (&q->lock);
   r = run_hook (q, true);
   pthread_mutex_lock (&q->lock);
@@ -216,15 +230,21 @@ run_round (struct rbdx_quiesce *q)
     if (r < 0)
       release (q);
   }
+  /* Never -ETIMEDOUT to librbd: a snapshot forwarded to the lock owner
+   * that fails with it is sent again (librbd Operations.cc,
+   * C_InvokeAsyncRequest: a timed-out owner counts as gone), and each
+   * attempt would run the hook again. */
   for (struct rbdx_quiesce_member *m = q->members; m; m = m->next)
     if (m->st == M_NOTIFIED)
-      ack (q, m, r);
+      ack (q, m, r == -ETIMEDOUT ? -EIO : r);
   if (r == 0) {
     q->state = G_QUIESCED;
     rbdx_debug ("rbdx: quiesce: %s quiesced, writes held", q->device);
     return;
   }
   q->state = G_IDLE;
+  q->failed_r = r == -ETIMEDOUT ? -EIO : r;
+  q->failed_until = mono_ns () + STRAGGLER_NS;
   if (r == -ETIMEDOUT) {          /* the freeze may have taken effect */
     pthread_mutex_unlock (&q->lock);
     run_hook (q, false);
@@ -258,6 +278,13 @@ group_thread (void *arg)
     for (struct rbdx_quiesce_member *m = q->members; m; m = m->next)
       if (m->st == M_NOTIFIED && (m->leaving || q->state == G_QUIESCED))
         ack (q, m, 0);
+    /* The same notification as a round that failed, reaching a handle
+     * that was not part of it (a handle that was gets a new snapshot's
+     * notification, and a new round runs). */
+    for (struct rbdx_quiesce_member *m = q->members; m; m = m->next)
+      if (m->st == M_NOTIFIED && q->state == G_IDLE && q->failed_r &&
+          m->round != q->round && mono_ns () < q->failed_until)
+        ack (q, m, q->failed_r);
     if (q->stop)
       break;
     if (q->state == G_IDLE && any_notified (q))
