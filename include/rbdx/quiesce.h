@@ -24,8 +24,13 @@
  *     in the same quiesce at once);
  *  4. when every handle acknowledged has had its unquiesce notification
  *     (sent once the snapshot exists, or by librbd itself 10 s after the
- *     acknowledgement if its sender vanished), the unquiesce hook runs
- *     and then the held writes go on, in order per connection.
+ *     acknowledgement if its sender vanished), the held writes go on, in
+ *     order per connection, and then the unquiesce hook runs (a thaw may
+ *     write: ext4 writes its superblock).
+ *
+ * The hold and the release are logged (debug) with their CLOCK_REALTIME
+ * time: "rbdx: quiesce: DEVICE: writes held at SEC.NSEC", "... released
+ * at ...".
  *
  * A failing hook (non-zero exit, killed by a signal, not done within
  * quiesce_timeout=) or writes in flight still not done by then:

@@ -174,12 +174,26 @@ ack (struct rbdx_quiesce *q, struct rbdx_quiesce_member *m, int r)
   }
 }
 
+/* The debug line of a hold or release, with its CLOCK_REALTIME time
+ * (what tests/quiesce/check.py compares its writes' times with). */
+static void
+log_gate (const struct rbdx_quiesce *q, const char *what)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_REALTIME, &ts);
+  rbdx_debug ("rbdx: quiesce: %s: writes %s at %lld.%09ld", q->device, what,
+              (long long) ts.tv_sec, ts.tv_nsec);
+}
+
 /* Let held writes go on.  q->lock held. */
 static void
 release (struct rbdx_quiesce *q)
 {
   struct rbdx_quiesce_waiter *w;
 
+  if (q->held)
+    log_gate (q, "released");
   q->held = false;
   pthread_cond_broadcast (&q->io);
   while ((w = q->waiters)) {
@@ -214,6 +228,7 @@ run_round (struct rbdx_quiesce *q)
   pthread_mutex_lock (&q->lock);
   if (r == 0) {
     q->held = true;
+    log_gate (q, "held");
     deadline = mono_ns () + (uint64_t) q->timeout * 1000000000;
     while (q->inflight > 0 && r == 0) {
       struct timespec ts = {
@@ -239,7 +254,7 @@ run_round (struct rbdx_quiesce *q)
       ack (q, m, r == -ETIMEDOUT ? -EIO : r);
   if (r == 0) {
     q->state = G_QUIESCED;
-    rbdx_debug ("rbdx: quiesce: %s quiesced, writes held", q->device);
+    rbdx_debug ("rbdx: quiesce: %s quiesced", q->device);
     return;
   }
   q->state = G_IDLE;
@@ -252,18 +267,21 @@ run_round (struct rbdx_quiesce *q)
   }
 }
 
-/* Every acknowledged handle saw its unquiesce: unquiesce hook, then the
- * held writes go on.  q->lock held. */
+/* Every acknowledged handle saw its unquiesce: the held writes go on,
+ * then the unquiesce hook runs.  In this order because a thaw may write
+ * (ext4_unfreeze writes the superblock, seen in
+ * tests/kernel/test-kernel-quiesce.sh): with writes still held it would
+ * wait for the hook's timeout.  q->lock held. */
 static void
 run_unquiesce (struct rbdx_quiesce *q)
 {
   q->state = G_UNQUIESCING;
+  release (q);
   pthread_mutex_unlock (&q->lock);
   run_hook (q, false);
   pthread_mutex_lock (&q->lock);
-  release (q);
   q->state = G_IDLE;
-  rbdx_debug ("rbdx: quiesce: %s unquiesced, writes go on", q->device);
+  rbdx_debug ("rbdx: quiesce: %s unquiesced", q->device);
 }
 
 static void *

@@ -1,16 +1,19 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-# check.py RECORDS SLOTS SNAPSHOT HEAD HOOKLOG
+# check.py RECORDS SLOTS SNAPSHOT HEAD HOOKLOG HELD RELEASED
 #
 # What the quiesce test asserts (tests/quiesce/test-quiesce.sh explains
 # the ordering): SNAPSHOT and HEAD are raw exports (rbd export) of the
 # snapshot and of the head after the writers stopped; RECORDS is
 # writers.py's output; HOOKLOG has lines "T start|end DEVICE
-# quiesce|unquiesce" from the test's hook.  Prints a summary; exits 1
-# with the reason on the first broken rule.
+# quiesce|unquiesce" from the test's hook; HELD and RELEASED are the
+# times rbdx logged for its hold and release (CLOCK_REALTIME, as every
+# other time here).  Prints a summary; exits 1 with the reason on the
+# first broken rule.
 import sys
 
 recfile, slots, snapfile, headfile, hooklog = sys.argv[1:6]
+held, released = float(sys.argv[6]), float(sys.argv[7])
 slots = int(slots)
 BS = 4096
 
@@ -36,8 +39,10 @@ for key in (("quiesce", "start"), ("quiesce", "end"),
             (key[0], key[1], len(ev.get(key, []))))
 q0, q1 = ev["quiesce", "start"][0], ev["quiesce", "end"][0]
 u0, u1 = ev["unquiesce", "start"][0], ev["unquiesce", "end"][0]
-if not q0 < q1 < u0 < u1:
-    die("hook calls out of order: %s" % ev)
+# The hook before the hold, the release before the unquiesce hook.
+if not q0 < q1 < held < released < u0 < u1:
+    die("out of order: hook %s, held at %.6f, released at %.6f" %
+        (ev, held, released))
 
 writes = []
 for line in open(recfile):
@@ -63,20 +68,22 @@ for c, k, t0, t1 in writes:
         die("snapshot block of write %d/%d holds something else" % (c, k))
     if q0 < t1 < q1:
         during_hook += 1
-    # Acknowledged before the unquiesce hook ended: it was never held
-    # (held writes reach librbd only after that hook exited), so it was
-    # in librbd before the hold and waited for before the acknowledgement.
-    if t1 < u1 and not present:
-        die("write %d/%d acked at %.6f, before the unquiesce hook ended "
-            "(%.6f), is not in the snapshot" % (c, k, t1, u1))
-    # Acknowledged after the unquiesce hook ended: it was held, so it
-    # reached librbd after the snapshot was taken.
-    if t1 > u1 and present:
-        die("write %d/%d acked at %.6f, after the unquiesce hook ended "
-            "(%.6f), is in the snapshot" % (c, k, t1, u1))
+    # Acknowledged before the hold was logged: it was in librbd before
+    # the hold, and waited for before the acknowledgement.
+    if t1 < held and not present:
+        die("write %d/%d acked at %.6f, before the hold (%.6f), is not in "
+            "the snapshot" % (c, k, t1, held))
+    # Sent after the hold: held, so it reached librbd after the snapshot.
+    if t0 > held and present:
+        die("write %d/%d sent at %.6f, after the hold (%.6f), is in the "
+            "snapshot" % (c, k, t0, held))
+    # Not in the snapshot: it was held, so acknowledged after the release.
+    if not present and t1 < released:
+        die("write %d/%d is not in the snapshot but was acked at %.6f, "
+            "before the release (%.6f)" % (c, k, t1, released))
     if present:
         in_snap += 1
-    elif t0 < u0:
+    elif t0 < released:
         held_per_conn[c] += 1
 if during_hook == 0:
     die("no write was acknowledged while the quiesce hook ran")

@@ -5,19 +5,20 @@
 # (FRONTEND=engine, its --oldstyle hook).  Case C29 of tests/README.md.
 #
 # The order rbdx keeps (include/rbdx/quiesce.h): quiesce hook (writes
-# flowing) -> hold new writes -> wait for writes in librbd -> acknowledge
-# every handle -> snapshot -> unquiesce notification on every handle ->
-# unquiesce hook -> held writes go on.  So, with writers.py's per-write
-# patterns and CLOCK_REALTIME times of each write's send and reply, and
-# the hook's own start/end times (check.py):
+# flowing) -> hold new writes (logged: "writes held at T") -> wait for
+# writes in librbd -> acknowledge every handle -> snapshot -> unquiesce
+# notification on every handle -> held writes go on ("writes released
+# at T") -> unquiesce hook.  So, with writers.py's per-write patterns and
+# CLOCK_REALTIME times of each write's send and reply, the hook's own
+# start/end times and rbdx's two (check.py):
 #   - `rbd snap create` succeeds; the hook ran exactly once with
 #     "DEVICE quiesce" and once with "DEVICE unquiesce" (DEVICE: the
-#     image's canonical name, pool/image), in that order;
+#     image's canonical name, pool/image): hook, hold, release, hook;
 #   - writes were acknowledged while the quiesce hook ran (it waits for
 #     writers' progress itself: a hold before the hook would deadlock it);
-#   - every write acknowledged before the unquiesce hook ended is in the
-#     snapshot, none acknowledged after it is; every connection had a
-#     write held (sent before the unquiesce hook, not in the snapshot);
+#   - every write acknowledged before the hold is in the snapshot, none
+#     sent after it is, and every write not in it was acknowledged after
+#     the release; every connection had a write held;
 #   - no write failed and every write is in the head image afterwards.
 # A hook that exits 3: `rbd snap create` fails, no snapshot, no
 # unquiesce call (as rbd-nbd), writes go on, none fails.  A hook that
@@ -61,14 +62,23 @@ echo "\$(date +%s.%N) end \$1 \$2" >>"\$log"
 HOOK
 chmod +x "$d/hook"
 
-start() {   # start SOCK KEY=VALUE...
+# start SOCK KEY=VALUE...: the server, verbose, its messages in SOCK.log.
+start() {
   local sock=$1
   shift
   if [ "$frontend" = plugin ]; then
-    serve "$sock" -- "$img" "$@"
+    serve "$sock" -v -- "$img" "$@" 2>>"$sock.log"
   else
-    serve_engine "$sock" -- "$img" "$@"
+    serve_engine "$sock" -v -- "$img" "$@"
   fi
+}
+
+# gate_time SOCK held|released: the time rbdx logged for it (the last).
+gate_time() {
+  local t
+  t=$(sed -n "s/.*rbdx: quiesce: .*: writes $2 at \([0-9.]*\).*/\1/p" "$1.log" | tail -n1)
+  [ -n "$t" ] || fail "rbdx logged no 'writes $2' line"
+  echo "$t"
 }
 
 progress() { cat "$d/progress" 2>/dev/null || echo 0; }
@@ -117,6 +127,8 @@ start "$d/s.sock" quiesce=true "quiesce_hook=$d/hook"
 run_writers "$d/s.sock" snap
 say "rbd snap create while $conns connections write"
 rbd snap create "$img@q1" || fail "rbd snap create failed"
+ended() { grep -q ' end .* unquiesce$' "$d/hook.log"; }
+wait_for 30 ended || fail "the unquiesce hook did not end: $(cat "$d/hook.log")"
 n=$(progress)
 wait_for 60 grown $((n + 40)) || fail "writes did not go on after the snapshot"
 stop_writers snap
@@ -125,7 +137,9 @@ grep -q " start $img quiesce$" "$d/hook.log" ||
 rbd export --no-progress "$img@q1" "$d/snap.raw" >/dev/null
 rbd export --no-progress "$img" "$d/head.raw" >/dev/null
 "$py" "$here/check.py" "$d/snap.rec" "$slots" "$d/snap.raw" "$d/head.raw" \
-  "$d/hook.log" || fail "the snapshot does not hold what was acknowledged before it"
+  "$d/hook.log" "$(gate_time "$d/s.sock" held)" \
+  "$(gate_time "$d/s.sock" released)" ||
+  fail "the snapshot does not hold what was acknowledged before it"
 rm -f "$d/snap.raw" "$d/head.raw"
 
 # 2. A failing hook fails the snapshot; writes go on.
