@@ -470,6 +470,9 @@ rbdx_quiesce_join (const struct rbdx_options *o, struct rbdx_ctx *ctx,
   pthread_mutex_lock (&q->lock);
   m->next = q->members;
   q->members = m;
+  /* Not a straggler of a round before it watched: a watch registered
+   * after a notification is not called for it (QuiesceWatchers). */
+  m->round = q->round;
   pthread_mutex_unlock (&q->lock);
   r = rbd_quiesce_watch (ctx->image, on_quiesce, on_unquiesce, m, &m->handle);
   if (r < 0) {

@@ -23,7 +23,10 @@
 # A hook that exits 3: `rbd snap create` fails, no snapshot, no
 # unquiesce call (as rbd-nbd), writes go on, none fails.  A hook that
 # hangs with quiesce_timeout=2: `rbd snap create` fails, the hook and its
-# child are killed, the unquiesce hook runs, writes go on.
+# child are killed, the unquiesce hook runs, writes go on.  Connections
+# that come and go while the hook runs (one notified, one opened after
+# the notification) do not hold the snapshot up: it succeeds, with the
+# hook run once.
 # Bad hooks are refused before serving: relative, missing, a directory,
 # not executable, and quiesce_hook= without quiesce=true.
 . "${RBDX_TESTS:-$(dirname "$0")/..}/lib.sh"
@@ -56,6 +59,9 @@ if [ "\$2" = quiesce ]; then
       done ;;
     fail) echo "\$(date +%s.%N) end \$1 \$2" >>"\$log"; exit 3 ;;
     hang) echo \$\$ >$d/hook.pid; sleep 300 & echo \$! >$d/child.pid; wait ;;
+    gate)
+      : >$d/in-hook
+      for i in \$(seq 600); do [ -e $d/go ] && break; sleep 0.05; done ;;
   esac
 fi
 echo "\$(date +%s.%N) end \$1 \$2" >>"\$log"
@@ -154,9 +160,43 @@ stop_writers fail
 rbd snap ls "$img" | grep -qw q2 && fail "snapshot q2 exists"
 grep -q unquiesce "$d/hook.log" && fail "unquiesce hook ran after a failed quiesce hook"
 [ "$(grep -c ' start ' "$d/hook.log")" = 1 ] || fail "hook log: $(cat "$d/hook.log")"
+
+# 3. Connections that leave and arrive while the hook runs.
+say "connections come and go during a quiesce"
+echo gate >"$d/mode"
+: >"$d/hook.log"
+rm -f "$d/in-hook" "$d/go" "$d/leave"
+run_writers "$d/s.sock" gate
+# A fifth connection, open (so notified) when the snapshot starts, that
+# leaves while the hook runs.
+"$py" -c '
+import nbd, os, sys, time
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+h.pwrite(b"L" * 4096, 127 << 20)
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.05)
+h.shutdown()' "$(uri "$d/s.sock")" "$d/leave" &
+leaver=$!
+in_hook() { [ -e "$d/in-hook" ]; }
+wait_for 30 grown $(( $(progress) + 8 )) || fail "gate: no progress"
+rbd snap create "$img@q4" 2>"$d/gate.err" &
+snap=$!
+wait_for 60 in_hook || fail "the hook did not start"
+touch "$d/leave"
+wait "$leaver" || fail "the leaving connection failed"
+# One that arrives (after the notification), writes and leaves.
+/usr/bin/nbdsh -u "$(uri "$d/s.sock")" -c 'h.pwrite(b"A" * 4096, 126 << 20)' ||
+  fail "a connection opened during the hook failed"
+touch "$d/go"
+wait "$snap" || fail "rbd snap create failed with connections coming and going: $(cat "$d/gate.err")"
+n=$(progress)
+wait_for 60 grown $((n + 40)) || fail "writes did not go on after the snapshot"
+stop_writers gate
+[ "$(grep -c ' start .* quiesce$' "$d/hook.log")" = 1 ] ||
+  fail "quiesce hook not run exactly once: $(cat "$d/hook.log")"
 stop_server "$d/s.sock"
 
-# 3. A hook that hangs is killed after quiesce_timeout=.
+# 4. A hook that hangs is killed after quiesce_timeout=.
 say "a hanging hook is killed after quiesce_timeout=2"
 echo hang >"$d/mode"
 : >"$d/hook.log"
