@@ -119,7 +119,9 @@ do_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
     return -1;
   if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
     return qos_stopped ();
+  rbdx_quiesce_write_begin (conn->gate);   /* held while quiesced */
   r = rbdx_ctx_write (conn->wctx, buf, count, offset, flags & NBDKIT_FLAG_FUA);
+  rbdx_quiesce_write_end (conn->gate);
   if (r < 0)
     return cluster_failed (conn->wctx, RBDX_OP_WRITE, count, offset, r);
   return fua_flush (conn->wctx, flags);
@@ -144,7 +146,9 @@ do_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
     return -1;
   if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
     return qos_stopped ();
+  rbdx_quiesce_write_begin (conn->gate);   /* held while quiesced */
   r = rbdx_ctx_discard (conn->wctx, count, offset);
+  rbdx_quiesce_write_end (conn->gate);
   if (r < 0)
     return cluster_failed (conn->wctx, RBDX_OP_TRIM, count, offset, r);
   return fua_flush (conn->wctx, flags);
@@ -161,7 +165,9 @@ do_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
     return -1;
   if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
     return qos_stopped ();
+  rbdx_quiesce_write_begin (conn->gate);   /* held while quiesced */
   r = rbdx_ctx_zero (conn->wctx, count, offset, may_hole);
+  rbdx_quiesce_write_end (conn->gate);
   if (r < 0)
     return cluster_failed (conn->wctx, RBDX_OP_ZERO, count, offset, r);
   return fua_flush (conn->wctx, flags);

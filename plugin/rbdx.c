@@ -356,6 +356,13 @@ rbdx_dump_plugin (void)
   "                     refuse to hand it to other clients.\n" \
   "notrim=false|true    No TRIM; write zeroes keeps allocation (thick).\n" \
   "snap_id=ID           Serve the image's snapshot of this id (read-only).\n" \
+  "quiesce=false|true   Run a hook around snapshots (librbd's quiesce\n" \
+  "                     notification), once for all connections; writes\n" \
+  "                     are held meanwhile.\n" \
+  "quiesce_hook=PATH    That hook, run as PATH DEVICE quiesce|unquiesce\n" \
+  "                     (default: rbdx's fsfreeze hook).\n" \
+  "quiesce_timeout=S    Kill the hook after S seconds (default 20).\n" \
+  "quiesce_device=NAME  The hook's DEVICE (default: pool/image).\n" \
   "conf=PATH            ceph.conf (default: $CEPH_CONF, /etc/ceph/$cluster.conf,\n" \
   "                     ~/.ceph/$cluster.conf, ./$cluster.conf).\n" \
   "id=NAME              cephx user without 'client.' (default: admin).\n" \

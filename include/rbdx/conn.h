@@ -21,6 +21,7 @@
 #include "rbdx/metrics.h"
 #include "rbdx/options.h"
 #include "rbdx/qos.h"
+#include "rbdx/quiesce.h"
 #include "rbdx/writer.h"
 
 struct rbdx_conn {
@@ -35,6 +36,11 @@ struct rbdx_conn {
   bool multi_conn;             /**< what .can_multi_conn answers. */
   struct rbdx_metrics metrics; /**< this connection's counters, attached
                                     while it is open (metrics.h). */
+  struct rbdx_quiesce_member *quiesce;  /**< ctx's quiesce watch, or NULL
+                                             (quiesce.h). */
+  struct rbdx_quiesce *gate;   /**< what its writes, trims and zeroes
+                                    pass (rbdx_quiesce_write_begin), NULL
+                                    without quiesce=true. */
 };
 
 /** Open a connection to @p spec (exactly @p ident when not NULL, see
@@ -44,8 +50,10 @@ struct rbdx_conn {
  * o->exclusive) asks for.
  * @param out  receives the connection (close with rbdx_conn_close).
  * @param err  a one-line message on error.
+ * With quiesce=true it joins its image's quiesce group (quiesce.h).
  * @return 0, or a negative errno of rbdx_ctx_open,
- *         rbdx_ctx_check_access or rbdx_writer_get (-ENOMEM).
+ *         rbdx_ctx_check_access, rbdx_writer_get or rbdx_quiesce_join
+ *         (-ENOMEM).
  * Thread-safe (nbdkit opens connections in parallel). */
 int rbdx_conn_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
                     const struct rbdx_ident *ident, bool readonly,

@@ -26,6 +26,9 @@
  *   qos.h       the image's QoS limits over all its connections
  *   metrics.h   request counters and the metrics file
  *   sizefile.h  the image's current size published in a file
+ *   quiesce.h   librbd's quiesce protocol for every handle of an image:
+ *               the hook once, writes held around a snapshot
+ *               (quiesce-hook.h: its parameters and argv, pure)
  *   rbdx/identity.h  pool id / namespace / image id / snapshot id
  *
  * Thread-safety and ownership are stated in each header.  A host that

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "rbdx/identity.h"
+#include "rbdx/quiesce-hook.h"
 #include "rbdx/spec.h"
 
 /** completion=: what waits on the image's eventfd for completions (see
@@ -137,6 +138,10 @@ struct rbdx_options {
   unsigned max_connections;   /**< max_connections= (1 to
                                    RBDX_MAX_CONNECTIONS_LIMIT), 0: the
                                    default, rbdx_budget_default. */
+  struct rbdx_quiesce_options quiesce;  /**< quiesce=, quiesce_hook=,
+                                            quiesce_timeout=,
+                                            quiesce_device=
+                                            (quiesce-hook.h). */
 };
 
 /** The largest connections_per_client= accepted. */
@@ -167,7 +172,8 @@ rbdx_options_snapshot (const struct rbdx_options *o)
  * qos.NAME_burst, qos.NAME_burst_seconds (NAME in rbdx_qos_names; whole
  * numbers), encryption_format (luks1|luks2), encryption_passphrase_file,
  * identity (POOLID/[NAMESPACE/]IMAGEID[@SNAPID], rbdx_ident_parse)
- * and ceph.NAME (repeatable; a later value for the same NAME
+ * quiesce, quiesce_hook, quiesce_timeout and quiesce_device
+ * (rbdx_quiesce_option_set), and ceph.NAME (repeatable; a later value for the same NAME
  * replaces the earlier one).  Every other key, an empty value, or a
  * repeated non-repeatable key is an error.
  *
@@ -206,7 +212,7 @@ int rbdx_parse_size (const char *text, uint64_t *v);
 /** Whether parameter @p key=@p value names a file by a relative path
  * that the host must make absolute against the directory it was started
  * in (conf=, keyring=, size_file=, encryption_passphrase_file=,
- * metrics_file= and the Ceph path options): nbdkit changes to / when it
+ * metrics_file=, quiesce_hook= and the Ceph path options): nbdkit changes to / when it
  * forks into the background, and the mapper starts its server in /.  A
  * value holding a $variable is Ceph's to expand and is left alone.
  * Pure. */

@@ -39,6 +39,7 @@ rbdx_conn_close (struct rbdx_conn *conn)
   if (conn->next)
     conn->next->prev = conn->prev;
   pthread_mutex_unlock (&conns_lock);
+  rbdx_quiesce_leave (conn->quiesce);
   rbdx_writer_put (conn->writer);
   rbdx_ctx_close (conn->ctx);      /* no update callback after this */
   rbdx_qos_put (conn->qos);
@@ -136,6 +137,10 @@ rbdx_conn_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
       goto fail;
     conn->wctx = rbdx_writer_ctx (conn->writer);
   }
+  r = rbdx_quiesce_join (o, conn->ctx, &conn->quiesce, err, errlen);
+  if (r < 0)
+    goto fail;
+  conn->gate = rbdx_quiesce_of (conn->quiesce);
   /* With a cache forced on (rbd_cache, a persistent write-back cache),
    * writes sit in the writer's cache: reads through another handle would
    * miss them.  Then the shared writer serves this connection's reads
@@ -156,6 +161,7 @@ rbdx_conn_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
   return 0;
 
 fail:
+  rbdx_writer_put (conn->writer);
   rbdx_ctx_close (conn->ctx);
   rbdx_qos_put (conn->qos);
   free (conn);

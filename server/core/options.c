@@ -277,6 +277,8 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
     o->snap_id_set = true;
     return 0;
   }
+  if (rbdx_quiesce_is_key (key))
+    return rbdx_quiesce_option_set (&o->quiesce, key, value, err, errlen);
   if (strcmp (key, "conf") == 0)
     return set_once (&o->conf, key, value, err, errlen);
   if (strcmp (key, "id") == 0) {
@@ -511,6 +513,8 @@ options_complete (struct rbdx_options *o, char *err, size_t errlen)
                  "encryption_passphrase_file= go together");
   if (r == 0 && o->passphrase_file)
     r = read_passphrase (o, err, errlen);
+  if (r == 0)
+    r = rbdx_quiesce_options_complete (&o->quiesce, err, errlen);
   return r;
 }
 
@@ -567,5 +571,6 @@ rbdx_options_free (struct rbdx_options *o)
     free (o->ceph[i].value);
   }
   free (o->ceph);
+  rbdx_quiesce_options_free (&o->quiesce);
   memset (o, 0, sizeof *o);
 }

@@ -9,6 +9,7 @@
 #include "rbdx/log.h"
 
 #include "rbdx/metrics.h"
+#include "rbdx/quiesce.h"
 #include "rbdx/writer.h"
 
 struct rbdx_writer {
@@ -17,6 +18,7 @@ struct rbdx_writer {
   unsigned refs;
   bool pinned;          /* exclusive: one reference held until cleanup */
   bool counted_fence;   /* counted in rbdx_writer_fences */
+  struct rbdx_quiesce_member *quiesce;  /* its quiesce watch (quiesce.h) */
 };
 
 /* table_lock guards the table and the references and is never held
@@ -66,6 +68,7 @@ static void
 close_writer (struct rbdx_writer *w)
 {
   rbdx_debug ("rbdx: %s: shared writer closed", w->ctx->name);
+  rbdx_quiesce_leave (w->quiesce);
   rbdx_ctx_close (w->ctx);
   free (w);
 }
@@ -137,6 +140,8 @@ rbdx_writer_get (const struct rbdx_options *o, const struct rbdx_spec *spec,
          : -ENOMEM;
   if (r == 0 && o->exclusive)
     r = take_lock (nw->ctx, err, errlen);
+  if (r == 0)
+    r = rbdx_quiesce_join (o, nw->ctx, &nw->quiesce, err, errlen);
   if (r < 0) {
     pthread_mutex_unlock (&create_lock);
     if (nw)

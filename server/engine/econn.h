@@ -47,6 +47,8 @@ struct ereq {
   bool uncounted;             /* refused by the protocol checks: nbdkit
                                  refuses these before the plugin, so the
                                  metrics do not count them either */
+  bool gated;                 /* counted by the quiesce gate (quiesce.h):
+                                 aio_done ends it */
   uint64_t due_ns;            /* delayed by QoS until then (CLOCK_MONOTONIC) */
   struct rbdx_ctx *target;    /* where a delayed request goes */
   unsigned char *out;         /* reply: header (+ data for a read) */
@@ -65,6 +67,9 @@ struct econn {
   struct ereq *out_head, *out_tail;
   struct ereq *deferred;
   struct ereq *delayed;       /* waiting for QoS, by due_ns; reader only */
+  struct ereq *held, *held_tail;  /* writes held by a quiesce, in order;
+                                     reader only */
+  struct rbdx_quiesce_waiter qwait;  /* wakes the reader when they may go */
   unsigned inflight;
   uint64_t inflight_bytes;    /* sum of mem in flight */
   bool dead;                  /* the socket failed: replies are dropped */

@@ -195,6 +195,58 @@ now_ns (void)
   return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
 }
 
+/* Quiesce (quiesce.h): a write, trim or zero is submitted once the
+ * image's gate lets it pass; while writes are held it waits in ec->held
+ * (in order: once one waits, later ones queue behind it), reads and
+ * flushes go on, and the gate's waiter wakes the reader when they may
+ * go.  Reader thread. */
+static void
+held_wake (void *arg)
+{
+  econn_wake (arg);
+}
+
+static bool
+gated_op (enum rbdx_op op)
+{
+  return op == RBDX_OP_WRITE || op == RBDX_OP_TRIM || op == RBDX_OP_ZERO;
+}
+
+static void
+submit (struct econn *ec, struct ereq *rq, struct rbdx_ctx *ctx)
+{
+  if (gated_op (rq->op) && ec->conn->gate) {
+    if (ec->held || !rbdx_quiesce_write_try (ec->conn->gate, &ec->qwait)) {
+      rq->target = ctx;
+      rq->next = NULL;
+      if (ec->held_tail)
+        ec->held_tail->next = rq;
+      else
+        ec->held = rq;
+      ec->held_tail = rq;
+      return;
+    }
+    rq->gated = true;
+  }
+  econn_submit (ec, rq, ctx);
+}
+
+/* Submit the held writes the gate lets pass now. */
+static void
+run_held (struct econn *ec)
+{
+  struct ereq *rq;
+
+  while ((rq = ec->held) &&
+         rbdx_quiesce_write_try (ec->conn->gate, &ec->qwait)) {
+    ec->held = rq->next;
+    if (!ec->held)
+      ec->held_tail = NULL;
+    rq->gated = true;
+    econn_submit (ec, rq, rq->target);
+  }
+}
+
 /* QoS: a request that must wait is kept, in order of its due time, and
  * submitted by the reader when due; the reader never sleeps, so later
  * requests (a read behind a throttled write) and replies keep moving. */
@@ -221,7 +273,7 @@ run_due (struct econn *ec, bool all)
 
   while ((rq = ec->delayed) && (all || rq->due_ns <= t)) {
     ec->delayed = rq->next;
-    econn_submit (ec, rq, rq->target);
+    submit (ec, rq, rq->target);
   }
 }
 
@@ -321,7 +373,7 @@ dispatch (struct econn *ec, struct ereq *rq, uint16_t type, uint64_t offset,
   if (wait > 0 && !econn_stopping ())
     delay (ec, rq, ctx, wait);
   else
-    econn_submit (ec, rq, ctx);
+    submit (ec, rq, ctx);
 }
 
 /* Take @p len bytes of a refused write's payload off the socket: the
@@ -439,10 +491,13 @@ econn_reader (void *arg)
   size_t have = 0, off = 0;
   bool go = buf != NULL;
 
+  ec->qwait.wake = held_wake;
+  ec->qwait.arg = ec;
   while (go) {
     ssize_t n;
 
     run_due (ec, econn_stopping ());
+    run_held (ec);
     /* The in-flight limit holds per request, not per buffer: a buffer
      * may hold thousands of headers.  Delayed requests count. */
     if (!room (ec)) {
@@ -477,6 +532,7 @@ econn_reader (void *arg)
   }
   free (buf);
   run_due (ec, true);
+  run_held (ec);
 
   /* Let nothing more in, answer what is in flight, then close.  Replies
    * (queued ones count as in flight) go out while the client reads
@@ -493,6 +549,7 @@ econn_reader (void *arg)
     pthread_mutex_unlock (&ec->lock);
     if (idle)
       break;
+    run_held (ec);            /* held writes are carried out, never failed */
     if (!wait_io (ec, false, WAIT_SLICE_MS))
       drop = true;
     else if (econn_stopping () && (waited += WAIT_SLICE_MS) > STOP_GRACE_MS)
@@ -509,6 +566,7 @@ econn_reader (void *arg)
   ec->closed = true;
   close (ec->fd);
   pthread_mutex_unlock (&ec->lock);
+  rbdx_quiesce_waiter_cancel (ec->conn->gate, &ec->qwait);
   rbdx_conn_close (ec->conn);
   ec->conn = NULL;
   atomic_store (&ec->finished, true);

@@ -77,6 +77,10 @@ aio_done (struct rbdx_aio *a, int r)
   struct ereq *rq = (struct ereq *) a;
   struct econn *ec = rq->ec;
 
+  if (rq->gated) {            /* the write is out of librbd */
+    rq->gated = false;
+    rbdx_quiesce_write_end (ec->conn->gate);
+  }
   if (r < 0) {
     rbdx_log_request_error (a->ctx->name, rbdx_op_name (rq->op, 0), a->offset,
                             a->count, r);

@@ -53,8 +53,8 @@ rbdx_nbd_usage (void)
     "  --io-timeout <sec>            Set nbd IO timeout (0: never time out)\n"
     "  --max_part <limit>            Override for module param max_part\n"
     "  --nbds_max <limit>            Override for module param nbds_max\n"
-    "  --quiesce                     Use quiesce callbacks (refused: not in rbdx yet)\n"
-    "  --quiesce-hook <path>         Specify quiesce hook path (refused likewise)\n"
+    "  --quiesce                     Use quiesce callbacks\n"
+    "  --quiesce-hook <path>         Specify quiesce hook path\n"
     "  -f, -d                        Stay in the foreground until unmapped; a signal\n"
     "                                detaches (logs in rbdx's run directory\n"
     "                                unless --log-file is given)\n"
@@ -198,6 +198,12 @@ to_cli (const struct rbdx_nbd_args *a, struct cli *c)
     cli_add_param (&c->o, "exclusive=", "true");
   if (a->notrim)
     cli_add_param (&c->o, "notrim=", "true");
+  /* rbd-nbd uses its hook only with --quiesce; the default is rbdx's own
+   * (fsfreeze, as rbd-nbd's rbd-nbd_quiesce). */
+  if (a->quiesce)
+    cli_add_param (&c->o, "quiesce=", "true");
+  if (a->quiesce && a->quiesce_hook)
+    cli_add_param (&c->o, "quiesce_hook=", a->quiesce_hook);
   if (a->snap_id >= 0) {
     char id[24];
     snprintf (id, sizeof id, "%lld", a->snap_id);

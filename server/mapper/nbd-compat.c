@@ -389,9 +389,6 @@ check_device (struct rbdx_nbd_args *a, const char *d)
 static int
 refuse_unsupported (struct rbdx_nbd_args *a, int nformats)
 {
-  if (a->quiesce || a->quiesce_hook)
-    return fail (a, "rbd-nbd: --quiesce and --quiesce-hook are not supported by "
-                 "rbdx yet");
   if (nformats > 1)
     return fail (a, "rbd-nbd: rbdx loads one encryption format, not %d", nformats);
   if (rbdx_nbd_param (a, "ceph.keyfile") && rbdx_nbd_param (a, "keyring"))

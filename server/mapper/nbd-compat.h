@@ -73,8 +73,7 @@ struct rbdx_nbd_args {
   bool pretty;               /**< --pretty-format */
   bool foreground;           /**< -f, -d: stay until unmapped */
   bool notrim;               /**< --notrim: notrim=true */
-  bool quiesce;              /**< given, though refused for map and attach
-                                  (see rbdx.pod) */
+  bool quiesce;              /**< --quiesce: quiesce=true */
   int io_timeout;            /**< --io-timeout seconds; -1: not given */
   int reattach_timeout;      /**< --reattach-timeout seconds, default 30 */
   unsigned connections;      /**< --connections (rbdx's, 1..16), 0: default */
@@ -83,7 +82,9 @@ struct rbdx_nbd_args {
   long long snap_id;         /**< --snap-id: snap_id=, read-only; -1: not
                                   given */
   const char *cookie;        /**< --cookie, or NULL */
-  const char *quiesce_hook;  /**< --quiesce-hook, or NULL */
+  const char *quiesce_hook;  /**< --quiesce-hook: quiesce_hook= with
+                                  --quiesce (ignored without, as rbd-nbd
+                                  does), or NULL */
   const char *log_file;      /**< --log-file (also ceph.log_file=), or NULL */
   const char *encryption_format;  /**< "luks1" or "luks2", or NULL */
   const char *passphrase_file;    /**< --encryption-passphrase-file, or NULL */
@@ -124,8 +125,8 @@ struct rbdx_nbd_args {
  *    one starting "rbdx:" (rbdx's own identifiers);
  *  - a Ceph option value with a control character, --key (a secret on
  *    the command line), --name of another entity type than client;
- *  - for map and attach only, what rbdx does not do yet: --quiesce,
- *    --quiesce-hook, --encryption-format luks (detection), several
+ *  - for map and attach only, what rbdx does not do yet:
+ *    --encryption-format luks (detection), several
  *    encryption formats, --keyfile with --keyring (the key file becomes
  *    a keyring of the mapping's own, keyring.h); and --setuser, --setgroup
  *    always.

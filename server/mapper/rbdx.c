@@ -42,6 +42,9 @@ usage (FILE *f)
     "  -r, --read-only          map read-only\n"
     "      --exclusive          hold the image's exclusive lock (exclusive=true)\n"
     "      --notrim             no discard; zeroes stay allocated (notrim=true)\n"
+    "      --quiesce            run a hook around snapshots, fsfreeze by default\n"
+    "                           (quiesce=true)\n"
+    "      --quiesce-hook PATH  that hook (quiesce_hook=PATH; with --quiesce)\n"
     "  -d, --device /dev/nbdX   use this device (default: a free one)\n"
     "      --io-timeout S       kernel request timeout, seconds (default 60; 0: the\n"
     "                           block layer's 30 s)\n"
@@ -78,7 +81,8 @@ parse_seconds (const char *name, const char *v, unsigned max)
 }
 
 enum { OPT_EXCLUSIVE = 256, OPT_NOTRIM, OPT_IO_TIMEOUT, OPT_REATTACH, OPT_RESIZE,
-       OPT_ID, OPT_CONF, OPT_KEYRING, OPT_FORMAT, OPT_FORCE, OPT_CONNINFO, OPT_ENGINE };
+       OPT_ID, OPT_CONF, OPT_KEYRING, OPT_FORMAT, OPT_FORCE, OPT_CONNINFO, OPT_ENGINE,
+       OPT_QUIESCE, OPT_QUIESCE_HOOK };
 
 static const struct option long_opts[] = {
   { "connections", required_argument, NULL, 'c' },
@@ -97,6 +101,8 @@ static const struct option long_opts[] = {
   { "force", no_argument, NULL, OPT_FORCE },
   { "connection-info", required_argument, NULL, OPT_CONNINFO },
   { "engine", required_argument, NULL, OPT_ENGINE },
+  { "quiesce", no_argument, NULL, OPT_QUIESCE },
+  { "quiesce-hook", required_argument, NULL, OPT_QUIESCE_HOOK },
   { "help", no_argument, NULL, 'h' },
   { NULL, 0, NULL, 0 },
 };
@@ -125,6 +131,8 @@ parse_cli (int argc, char **argv, struct cli *c)
     case 'r': c->o.read_only = true; break;
     case OPT_EXCLUSIVE: cli_add_param (&c->o, "exclusive=", "true"); break;
     case OPT_NOTRIM: cli_add_param (&c->o, "notrim=", "true"); break;
+    case OPT_QUIESCE: cli_add_param (&c->o, "quiesce=", "true"); break;
+    case OPT_QUIESCE_HOOK: cli_add_param (&c->o, "quiesce_hook=", optarg); break;
     case 'd':
       c->o.device = rbdx_device_index (optarg);
       if (c->o.device < 0)

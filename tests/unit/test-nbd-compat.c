@@ -404,8 +404,6 @@ static void
 test_refused (void **state)
 {
   (void) state;
-  parse_bad ("map p/i --quiesce", "rbd-nbd: --quiesce and --quiesce-hook are not supported");
-  parse_bad ("map p/i --quiesce-hook /x", "rbd-nbd: --quiesce and --quiesce-hook");
   parse_bad ("map p/i --encryption-passphrase-file /p",
              "rbd-nbd: --encryption-format luks (detect LUKS1 or LUKS2)");
   parse_bad ("map p/i --encryption-format luks1 --encryption-passphrase-file /p "
@@ -418,6 +416,12 @@ test_refused (void **state)
   rbdx_nbd_args_free (&a);
   parse_ok ("map -d p/i");
   assert_true (a.foreground);
+  rbdx_nbd_args_free (&a);
+  /* --quiesce and --quiesce-hook: accepted for map (cmd-nbd.c passes
+   * quiesce=true and quiesce_hook=). */
+  parse_ok ("map p/i --quiesce --quiesce-hook /usr/local/bin/hook");
+  assert_true (a.quiesce);
+  assert_string_equal (a.quiesce_hook, "/usr/local/bin/hook");
   rbdx_nbd_args_free (&a);
   /* Elsewhere rbd-nbd ignores them, and so does rbdx. */
   parse_ok ("list-mapped -f --quiesce --notrim");

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx core: the quiesce parameters and the hook's command line (see
+ * quiesce-hook.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rbdx/options.h"
+#include "rbdx/quiesce-hook.h"
+
+static int
+fail (char *err, size_t errlen, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (errlen) {
+    va_start (ap, fmt);
+    vsnprintf (err, errlen, fmt, ap);
+    va_end (ap);
+  }
+  return -EINVAL;
+}
+
+bool
+rbdx_quiesce_is_key (const char *key)
+{
+  return strcmp (key, "quiesce") == 0 || strcmp (key, "quiesce_hook") == 0 ||
+         strcmp (key, "quiesce_timeout") == 0 ||
+         strcmp (key, "quiesce_device") == 0;
+}
+
+bool
+rbdx_quiesce_device_ok (const char *device)
+{
+  size_t n = strlen (device);
+
+  if (n == 0 || n > 255 || device[0] == '-')
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char) device[i] < 0x20 || device[i] == 0x7f)
+      return false;
+  return true;
+}
+
+static int
+set_string (char **slot, const char *key, const char *value, char *err,
+            size_t errlen)
+{
+  if (*slot)
+    return fail (err, errlen, "%s= given twice", key);
+  *slot = strdup (value);
+  return *slot ? 0 : -ENOMEM;
+}
+
+int
+rbdx_quiesce_option_set (struct rbdx_quiesce_options *q, const char *key,
+                         const char *value, char *err, size_t errlen)
+{
+  if (strcmp (key, "quiesce") == 0) {
+    int r = rbdx_parse_bool (value);
+
+    if (q->on_set)
+      return fail (err, errlen, "quiesce= given twice");
+    if (r < 0)
+      return fail (err, errlen, "quiesce='%s': expected true or false", value);
+    q->on = r;
+    q->on_set = true;
+    return 0;
+  }
+  if (strcmp (key, "quiesce_hook") == 0) {
+    if (value[0] != '/')
+      return fail (err, errlen, "quiesce_hook='%s': must be an absolute path",
+                   value);
+    return set_string (&q->hook, key, value, err, errlen);
+  }
+  if (strcmp (key, "quiesce_device") == 0) {
+    if (!rbdx_quiesce_device_ok (value))
+      return fail (err, errlen, "quiesce_device='%s': expected 1 to 255 "
+                   "printable bytes not starting with '-'", value);
+    return set_string (&q->device, key, value, err, errlen);
+  }
+  if (strcmp (key, "quiesce_timeout") == 0) {
+    char *end;
+    unsigned long v;
+
+    if (q->timeout)
+      return fail (err, errlen, "quiesce_timeout= given twice");
+    errno = 0;
+    v = strtoul (value, &end, 10);
+    if (*value < '0' || *value > '9' || *end || errno || v < 1 ||
+        v > RBDX_QUIESCE_TIMEOUT_MAX)
+      return fail (err, errlen, "quiesce_timeout='%s': expected whole "
+                   "seconds from 1 to %u", value, RBDX_QUIESCE_TIMEOUT_MAX);
+    q->timeout = (unsigned) v;
+    return 0;
+  }
+  return fail (err, errlen, "%s: not a quiesce parameter", key);
+}
+
+int
+rbdx_quiesce_hook_check (const char *path, char *err, size_t errlen)
+{
+  struct stat st;
+
+  if (path[0] != '/')
+    return fail (err, errlen, "quiesce hook '%s': must be an absolute path",
+                 path);
+  if (stat (path, &st) < 0) {
+    int e = errno;
+
+    if (errlen)
+      snprintf (err, errlen, "quiesce hook '%s': %s", path, strerror (e));
+    return -e;
+  }
+  if (!S_ISREG (st.st_mode))
+    return fail (err, errlen, "quiesce hook '%s': not a regular file", path);
+  if (access (path, X_OK) < 0) {
+    if (errlen)
+      snprintf (err, errlen, "quiesce hook '%s': not executable", path);
+    return -EACCES;
+  }
+  return 0;
+}
+
+const char *
+rbdx_quiesce_hook_path (const struct rbdx_quiesce_options *q)
+{
+  return q->hook ? q->hook : RBDX_QUIESCE_HOOK_DEFAULT;
+}
+
+unsigned
+rbdx_quiesce_timeout (const struct rbdx_quiesce_options *q)
+{
+  return q->timeout ? q->timeout : RBDX_QUIESCE_TIMEOUT_DEFAULT;
+}
+
+int
+rbdx_quiesce_options_complete (const struct rbdx_quiesce_options *q,
+                               char *err, size_t errlen)
+{
+  if (!q->on) {
+    if (q->hook || q->timeout || q->device)
+      return fail (err, errlen, "quiesce_hook=, quiesce_timeout= and "
+                   "quiesce_device= need quiesce=true");
+    return 0;
+  }
+  return rbdx_quiesce_hook_check (rbdx_quiesce_hook_path (q), err, errlen);
+}
+
+int
+rbdx_quiesce_hook_argv (const char *hook, const char *device, bool quiesce,
+                        const char *argv[4])
+{
+  if (hook[0] != '/' || !rbdx_quiesce_device_ok (device))
+    return -EINVAL;
+  argv[0] = hook;
+  argv[1] = device;
+  argv[2] = quiesce ? "quiesce" : "unquiesce";
+  argv[3] = NULL;
+  return 0;
+}
+
+void
+rbdx_quiesce_options_free (struct rbdx_quiesce_options *q)
+{
+  free (q->hook);
+  free (q->device);
+  memset (q, 0, sizeof *q);
+}

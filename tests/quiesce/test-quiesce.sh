@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# test-quiesce FRONTEND: quiesce=true with 4 connections writing, through
+# the nbdkit plugin (FRONTEND=plugin) or the built-in engine
+# (FRONTEND=engine, its --oldstyle hook).  Case C29 of tests/README.md.
+#
+# The order rbdx keeps (include/rbdx/quiesce.h): quiesce hook (writes
+# flowing) -> hold new writes (logged: "writes held at T") -> wait for
+# writes in librbd -> acknowledge every handle -> snapshot -> unquiesce
+# notification on every handle -> held writes go on ("writes released
+# at T") -> unquiesce hook.  So, with writers.py's per-write patterns and
+# CLOCK_REALTIME times of each write's send and reply, the hook's own
+# start/end times and rbdx's two (check.py):
+#   - `rbd snap create` succeeds; the hook ran exactly once with
+#     "DEVICE quiesce" and once with "DEVICE unquiesce" (DEVICE: the
+#     image's canonical name, pool/image): hook, hold, release, hook;
+#   - writes were acknowledged while the quiesce hook ran (it waits for
+#     writers' progress itself: a hold before the hook would deadlock it);
+#   - every write acknowledged before the hold is in the snapshot, none
+#     sent after it is, and every write not in it was acknowledged after
+#     the release; every connection had a write held;
+#   - no write failed and every write is in the head image afterwards.
+# A hook that exits 3: `rbd snap create` fails, no snapshot, no
+# unquiesce call (as rbd-nbd), writes go on, none fails.  A hook that
+# hangs with quiesce_timeout=2: `rbd snap create` fails, the hook and its
+# child are killed, the unquiesce hook runs, writes go on.  Connections
+# that come and go while the hook runs (one notified, one opened after
+# the notification) do not hold the snapshot up: it succeeds, with the
+# hook run once.
+# Bad hooks are refused before serving: relative, missing, a directory,
+# not executable, and quiesce_hook= without quiesce=true.
+. "${RBDX_TESTS:-$(dirname "$0")/..}/lib.sh"
+requires_cluster
+requires rbd
+frontend=${1:?usage: test-quiesce.sh plugin|engine}
+test_name=quiesce-$frontend
+py=/usr/bin/python3
+"$py" -c 'import nbd' 2>/dev/null || skip "$py has no nbd module (python3-libnbd)"
+here=$RBDX_TESTS/quiesce
+d=$(tmpdir)
+conns=4
+slots=8192
+img=$(new_image 128M)
+
+# The test's hook: logs "T start|end DEVICE CMD"; its behaviour comes
+# from $d/mode: ok (quiesce waits until 8 more writes were acknowledged,
+# at most 20 s), fail (exit 3), hang (sleeps in a child).
+cat >"$d/hook" <<HOOK
+#!/bin/bash
+log=$d/hook.log
+echo "\$(date +%s.%N) start \$1 \$2" >>"\$log"
+if [ "\$2" = quiesce ]; then
+  case \$(cat $d/mode) in
+    ok)
+      n0=\$(cat $d/progress)
+      for i in \$(seq 400); do
+        [ "\$(cat $d/progress)" -ge \$((n0 + 8)) ] && break
+        sleep 0.05
+      done ;;
+    fail) echo "\$(date +%s.%N) end \$1 \$2" >>"\$log"; exit 3 ;;
+    hang) echo \$\$ >$d/hook.pid; sleep 300 & echo \$! >$d/child.pid; wait ;;
+    gate)
+      : >$d/in-hook
+      for i in \$(seq 600); do [ -e $d/go ] && break; sleep 0.05; done ;;
+  esac
+fi
+echo "\$(date +%s.%N) end \$1 \$2" >>"\$log"
+HOOK
+chmod +x "$d/hook"
+
+# start SOCK KEY=VALUE...: the server, verbose, its messages in SOCK.log.
+start() {
+  local sock=$1
+  shift
+  if [ "$frontend" = plugin ]; then
+    serve "$sock" -v -- "$img" "$@" 2>>"$sock.log"
+  else
+    serve_engine "$sock" -v -- "$img" "$@"
+  fi
+}
+
+# gate_time SOCK held|released: the time rbdx logged for it (the last).
+gate_time() {
+  local t
+  t=$(sed -n "s/.*rbdx: quiesce: .*: writes $2 at \([0-9.]*\).*/\1/p" "$1.log" | tail -n1)
+  [ -n "$t" ] || fail "rbdx logged no 'writes $2' line"
+  echo "$t"
+}
+
+progress() { cat "$d/progress" 2>/dev/null || echo 0; }
+grown() { [ "$(progress)" -ge "$1" ]; }
+
+# run_writers SOCK TAG: writers.py in the background (WPID).
+run_writers() {
+  rm -f "$d/stop" "$d/progress"
+  echo 0 >"$d/progress"
+  "$py" "$here/writers.py" "$(uri "$1")" "$conns" "$slots" "$d/stop" \
+    "$d/progress" "$d/$2.rec" &
+  WPID=$!
+  wait_for 60 grown 40 || fail "$2: writers made no progress"
+}
+
+stop_writers() {
+  touch "$d/stop"
+  wait "$WPID" || fail "$1: a write failed or a writer ran out of slots"
+}
+
+# Refused before serving.
+say "bad hooks are refused"
+mkdir "$d/dir"
+: >"$d/noexec"
+for bad in "quiesce_hook=relative/hook" "quiesce_hook=$d/missing" \
+           "quiesce_hook=$d/dir" "quiesce_hook=$d/noexec"; do
+  if [ "$frontend" = plugin ]; then
+    out=$(nbdkit -U - "$RBDX_PLUGIN" "$img" quiesce=true "$bad" --run true 2>&1) &&
+      fail "$bad was accepted"
+  else
+    out=$("$RBDX_BUILD/server/rbdx-engine" --oldstyle "$d/bad.sock" "$img" \
+          quiesce=true "$bad" 2>&1) && fail "$bad was accepted"
+  fi
+  grep -q "quiesce" <<<"$out" || fail "$bad: no message naming it: $out"
+done
+if [ "$frontend" = plugin ]; then
+  out=$(nbdkit -U - "$RBDX_PLUGIN" "$img" "quiesce_hook=$d/hook" --run true 2>&1) &&
+    fail "quiesce_hook= without quiesce=true was accepted"
+  grep -q "need quiesce=true" <<<"$out" || fail "no message: $out"
+fi
+
+# 1. A snapshot while 4 connections write.
+echo ok >"$d/mode"
+: >"$d/hook.log"
+start "$d/s.sock" quiesce=true "quiesce_hook=$d/hook"
+run_writers "$d/s.sock" snap
+say "rbd snap create while $conns connections write"
+rbd snap create "$img@q1" || fail "rbd snap create failed"
+ended() { grep -q ' end .* unquiesce$' "$d/hook.log"; }
+wait_for 30 ended || fail "the unquiesce hook did not end: $(cat "$d/hook.log")"
+n=$(progress)
+wait_for 60 grown $((n + 40)) || fail "writes did not go on after the snapshot"
+stop_writers snap
+grep -q " start $img quiesce$" "$d/hook.log" ||
+  fail "the hook was not called with '$img quiesce': $(cat "$d/hook.log")"
+rbd export --no-progress "$img@q1" "$d/snap.raw" >/dev/null
+rbd export --no-progress "$img" "$d/head.raw" >/dev/null
+"$py" "$here/check.py" "$d/snap.rec" "$slots" "$d/snap.raw" "$d/head.raw" \
+  "$d/hook.log" "$(gate_time "$d/s.sock" held)" \
+  "$(gate_time "$d/s.sock" released)" ||
+  fail "the snapshot does not hold what was acknowledged before it"
+rm -f "$d/snap.raw" "$d/head.raw"
+
+# 2. A failing hook fails the snapshot; writes go on.
+say "a failing hook fails the snapshot"
+echo fail >"$d/mode"
+: >"$d/hook.log"
+run_writers "$d/s.sock" fail
+rbd snap create "$img@q2" 2>"$d/fail.err" && fail "rbd snap create succeeded with a failing hook"
+n=$(progress)
+wait_for 60 grown $((n + 40)) || fail "writes did not go on after a failed hook"
+stop_writers fail
+rbd snap ls "$img" | grep -qw q2 && fail "snapshot q2 exists"
+grep -q unquiesce "$d/hook.log" && fail "unquiesce hook ran after a failed quiesce hook"
+[ "$(grep -c ' start ' "$d/hook.log")" = 1 ] || fail "hook log: $(cat "$d/hook.log")"
+
+# 3. Connections that leave and arrive while the hook runs.
+say "connections come and go during a quiesce"
+echo gate >"$d/mode"
+: >"$d/hook.log"
+rm -f "$d/in-hook" "$d/go" "$d/leave"
+run_writers "$d/s.sock" gate
+# A fifth connection, open (so notified) when the snapshot starts, that
+# leaves while the hook runs.
+"$py" -c '
+import nbd, os, sys, time
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+h.pwrite(b"L" * 4096, 127 << 20)
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.05)
+h.shutdown()' "$(uri "$d/s.sock")" "$d/leave" &
+leaver=$!
+in_hook() { [ -e "$d/in-hook" ]; }
+wait_for 30 grown $(( $(progress) + 8 )) || fail "gate: no progress"
+rbd snap create "$img@q4" 2>"$d/gate.err" &
+snap=$!
+wait_for 60 in_hook || fail "the hook did not start"
+touch "$d/leave"
+wait "$leaver" || fail "the leaving connection failed"
+# One that arrives (after the notification), writes and leaves.
+/usr/bin/nbdsh -u "$(uri "$d/s.sock")" -c 'h.pwrite(b"A" * 4096, 126 << 20)' ||
+  fail "a connection opened during the hook failed"
+touch "$d/go"
+wait "$snap" || fail "rbd snap create failed with connections coming and going: $(cat "$d/gate.err")"
+n=$(progress)
+wait_for 60 grown $((n + 40)) || fail "writes did not go on after the snapshot"
+stop_writers gate
+[ "$(grep -c ' start .* quiesce$' "$d/hook.log")" = 1 ] ||
+  fail "quiesce hook not run exactly once: $(cat "$d/hook.log")"
+stop_server "$d/s.sock"
+
+# 4. A hook that hangs is killed after quiesce_timeout=.
+say "a hanging hook is killed after quiesce_timeout=2"
+echo hang >"$d/mode"
+: >"$d/hook.log"
+start "$d/t.sock" quiesce=true "quiesce_hook=$d/hook" quiesce_timeout=2
+run_writers "$d/t.sock" hang
+rbd snap create "$img@q3" 2>"$d/hang.err" && fail "rbd snap create succeeded with a hanging hook"
+n=$(progress)
+wait_for 60 grown $((n + 40)) || fail "writes did not go on after the timeout"
+stop_writers hang
+wait_for 10 exited "$(cat "$d/child.pid")" || fail "the hook's child was not killed"
+exited "$(cat "$d/hook.pid")" || fail "the hook was not killed"
+rbd snap ls "$img" | grep -qw q3 && fail "snapshot q3 exists"
+# Once: a timed-out hook must not make librbd send the snapshot again.
+[ "$(grep -c ' start .* quiesce$' "$d/hook.log")" = 1 ] ||
+  fail "quiesce hook not run exactly once: $(cat "$d/hook.log")"
+wait_for 10 grep -q ' end .* unquiesce' "$d/hook.log" ||
+  fail "no unquiesce hook after the timeout: $(cat "$d/hook.log")"
+stop_server "$d/t.sock"
+say "ok"

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx unit tests: the quiesce parameters and the hook's command line
+ * (include/rbdx/quiesce-hook.h).
+ *
+ * Proves that the keys parse and refuse what they should (given twice,
+ * not a boolean, a relative hook, a timeout outside 1..3600, a DEVICE
+ * that could be read as an option or holds a control character), that
+ * the hook check refuses a relative path, a missing file, a directory
+ * and a file nobody may execute, that hook parameters need quiesce=true,
+ * and that the argument vector is exactly HOOK DEVICE quiesce|unquiesce.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "rbdx/options.h"
+#include "rbdx/quiesce-hook.h"
+
+static char err[256];
+
+static int
+set (struct rbdx_options *o, const char *k, const char *v)
+{
+  return rbdx_options_set (o, k, v, err, sizeof err);
+}
+
+static void
+test_keys (void **state)
+{
+  struct rbdx_options o = { 0 };
+
+  (void) state;
+  assert_true (rbdx_quiesce_is_key ("quiesce"));
+  assert_true (rbdx_quiesce_is_key ("quiesce_hook"));
+  assert_true (rbdx_quiesce_is_key ("quiesce_timeout"));
+  assert_true (rbdx_quiesce_is_key ("quiesce_device"));
+  assert_false (rbdx_quiesce_is_key ("quiesced"));
+  assert_int_equal (set (&o, "quiesce", "yes"), 0);
+  assert_true (o.quiesce.on);
+  assert_int_equal (set (&o, "quiesce", "no"), -EINVAL);
+  assert_non_null (strstr (err, "quiesce= given twice"));
+  assert_int_equal (set (&o, "quiesce_hook", "bin/hook"), -EINVAL);
+  assert_non_null (strstr (err, "quiesce_hook='bin/hook': must be an absolute"));
+  assert_int_equal (set (&o, "quiesce_hook", "/bin/true"), 0);
+  assert_string_equal (rbdx_quiesce_hook_path (&o.quiesce), "/bin/true");
+  assert_int_equal (set (&o, "quiesce_hook", "/bin/false"), -EINVAL);
+  assert_int_equal (set (&o, "quiesce_timeout", "0"), -EINVAL);
+  assert_int_equal (set (&o, "quiesce_timeout", "3601"), -EINVAL);
+  assert_int_equal (set (&o, "quiesce_timeout", "-1"), -EINVAL);
+  assert_int_equal (set (&o, "quiesce_timeout", "5s"), -EINVAL);
+  assert_int_equal (rbdx_quiesce_timeout (&o.quiesce), RBDX_QUIESCE_TIMEOUT_DEFAULT);
+  assert_int_equal (set (&o, "quiesce_timeout", "5"), 0);
+  assert_int_equal (rbdx_quiesce_timeout (&o.quiesce), 5);
+  assert_int_equal (set (&o, "quiesce_device", "-f"), -EINVAL);
+  assert_int_equal (set (&o, "quiesce_device", "/dev/nbd0\n"), -EINVAL);
+  assert_int_equal (set (&o, "quiesce_device", ""), -EINVAL);
+  assert_int_equal (set (&o, "quiesce_device", "/dev/nbd3"), 0);
+  assert_int_equal (set (&o, "quiesce", "maybe"), -EINVAL);
+  rbdx_options_free (&o);
+  assert_int_equal (set (&o, "quiesce", "maybe"), -EINVAL);
+  assert_non_null (strstr (err, "expected true or false"));
+  rbdx_options_free (&o);
+  assert_true (rbdx_options_wants_absolute ("quiesce_hook", "hooks/h"));
+}
+
+static void
+test_complete (void **state)
+{
+  struct rbdx_quiesce_options q = { 0 };
+
+  (void) state;
+  assert_int_equal (rbdx_quiesce_options_complete (&q, err, sizeof err), 0);
+  q.timeout = 3;
+  assert_int_equal (rbdx_quiesce_options_complete (&q, err, sizeof err), -EINVAL);
+  assert_non_null (strstr (err, "need quiesce=true"));
+  q.on = true;
+  q.hook = strdup ("/bin/true");
+  assert_int_equal (rbdx_quiesce_options_complete (&q, err, sizeof err), 0);
+  rbdx_quiesce_options_free (&q);
+}
+
+static void
+test_hook_check (void **state)
+{
+  char dir[] = "/tmp/rbdx-test-quiesce-XXXXXX", path[64];
+  FILE *f;
+
+  (void) state;
+  assert_non_null (mkdtemp (dir));
+  assert_int_equal (rbdx_quiesce_hook_check ("true", err, sizeof err), -EINVAL);
+  snprintf (path, sizeof path, "%s/missing", dir);
+  assert_int_equal (rbdx_quiesce_hook_check (path, err, sizeof err), -ENOENT);
+  assert_non_null (strstr (err, path));
+  assert_int_equal (rbdx_quiesce_hook_check (dir, err, sizeof err), -EINVAL);
+  assert_non_null (strstr (err, "not a regular file"));
+  snprintf (path, sizeof path, "%s/hook", dir);
+  f = fopen (path, "w");
+  assert_non_null (f);
+  fclose (f);
+  assert_int_equal (chmod (path, 0644), 0);
+  assert_int_equal (rbdx_quiesce_hook_check (path, err, sizeof err), -EACCES);
+  assert_int_equal (chmod (path, 0755), 0);
+  assert_int_equal (rbdx_quiesce_hook_check (path, err, sizeof err), 0);
+  unlink (path);
+  rmdir (dir);
+}
+
+static void
+test_argv (void **state)
+{
+  const char *argv[4];
+
+  (void) state;
+  assert_int_equal (rbdx_quiesce_hook_argv ("/h", "rbd/img", true, argv), 0);
+  assert_string_equal (argv[0], "/h");
+  assert_string_equal (argv[1], "rbd/img");
+  assert_string_equal (argv[2], "quiesce");
+  assert_null (argv[3]);
+  assert_int_equal (rbdx_quiesce_hook_argv ("/h", "/dev/nbd0", false, argv), 0);
+  assert_string_equal (argv[2], "unquiesce");
+  assert_int_equal (rbdx_quiesce_hook_argv ("h", "rbd/img", true, argv), -EINVAL);
+  assert_int_equal (rbdx_quiesce_hook_argv ("/h", "--help", true, argv), -EINVAL);
+  assert_int_equal (rbdx_quiesce_hook_argv ("/h", "a\tb", true, argv), -EINVAL);
+  assert_int_equal (rbdx_quiesce_hook_argv ("/h", "a\x7f", true, argv), -EINVAL);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_keys),
+    cmocka_unit_test (test_complete),
+    cmocka_unit_test (test_hook_check),
+    cmocka_unit_test (test_argv),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
