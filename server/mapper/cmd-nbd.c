@@ -445,16 +445,30 @@ do_detach (const struct rbdx_nbd_args *a)
   return stop_mapping (st, a->reattach_timeout > 5 ? (unsigned) a->reattach_timeout : 5);
 }
 
+/* Whether @p pid is this process's child (waitid fails with ECHILD for
+ * any other process; WNOWAIT leaves a dead child to be reaped later). */
+static bool
+is_child (pid_t pid)
+{
+  siginfo_t info;
+
+  return waitid (P_PID, (id_t) pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0;
+}
+
 /* -f, -d: after map or attach, stay until the device is unmapped, as
  * rbd-nbd in the foreground; SIGTERM, SIGINT or SIGHUP here detaches,
- * as they end rbd-nbd (its device then waits for an attach).  The logs
- * stay in the run directory unless --log-file named a file. */
+ * as they end rbd-nbd (its device then waits for an attach).  Only a
+ * mapping this process started is detached: a map of an image that was
+ * already mapped (by ceph-csi, say) prints that device and stays, but a
+ * signal then ends only this process.  The logs stay in the run
+ * directory unless --log-file named a file. */
 static int
 stay (const char *what)
 {
   static struct rbdx_state all[MAX_MAPPED];
   struct rbdx_state *st;
   sigset_t set;
+  bool ours;
   int n;
 
   fflush (stdout);
@@ -467,10 +481,11 @@ stay (const char *what)
   st = rbdx_mapped_find (what, all, n);
   if (!st)
     die (1, "%s: no supervisor serves it", what);
+  ours = is_child (st->supervisor);
   for (;;) {
     struct timespec ts = { 0, 200000000 };
     if (sigtimedwait (&set, NULL, &ts) > 0)
-      return stop_mapping (st, 30);
+      return ours ? stop_mapping (st, 30) : 0;
     if (gone (st->supervisor, st->supervisor_start))
       return 0;
   }

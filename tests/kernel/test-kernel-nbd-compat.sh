@@ -39,7 +39,8 @@
 #     mapped" (exit 1), which ceph-csi takes as done; nothing is left, no
 #     keyring either, the log file stays;
 #   - map -f stays in the foreground; SIGTERM to it detaches (the device
-#     stays connected), attach gets it back;
+#     stays connected), attach gets it back; a map -f that finds the image
+#     mapped already stays too, but SIGTERM to it leaves that mapping be;
 #   - `rbd device map -t nbd -o ...`, `rbd device list -t nbd --format
 #     json` and `rbd device unmap -t nbd` through a copy of Debian's rbd
 #     beside a link rbd-nbd -> the mapper: the device path, the -o options
@@ -228,6 +229,18 @@ wait "$fg" || fail "map -f exited $? on SIGTERM"
 out=$("$rn" attach "$NBD_EXPORT" --device /dev/nbd0 --cookie=fg1) || fail "attach after map -f failed"
 [ "$out" = /dev/nbd0 ] || fail "attach after map -f printed '$out'"
 check_data "after map -f, SIGTERM, attach"
+# map -f of an image that is already mapped prints that device and stays;
+# a signal then ends only that process, never the mapping it did not make.
+"$rn" -f map "$NBD_EXPORT" --cookie=fg1 >/tmp/fg2.out 2>/tmp/fg2.err &
+fg=$!
+printed2() { [ -s /tmp/fg2.out ]; }
+wait_until 30 printed2 || fail "map -f of a mapped image printed nothing: $(cat /tmp/fg2.err)"
+[ "$(cat /tmp/fg2.out)" = /dev/nbd0 ] || fail "map -f of a mapped image printed '$(cat /tmp/fg2.out)'"
+kill -TERM "$fg"
+wait "$fg" || fail "the second map -f exited $? on SIGTERM"
+[ "$(supervisors)" -eq 1 ] && [ "$(servers)" -eq 1 ] ||
+  fail "SIGTERM to a map -f that found the image mapped stopped the mapping"
+check_data "after SIGTERM to a second map -f"
 "$rn" unmap "$NBD_EXPORT" || fail "unmap by spec failed"
 [ ! -e /sys/block/nbd0/pid ] || fail "/dev/nbd0 is still connected after unmap by spec"
 
