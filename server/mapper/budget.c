@@ -48,10 +48,13 @@ rbdx_budget_parse (const char *text, int is_file, unsigned *out,
     }
     return 0;
   }
-  for (; *line; line = nl ? nl + 1 : line + len) {
+  for (; *line; line = nl ? nl + 1 : line + strlen (line)) {
     nl = strchr (line, '\n');
     len = nl ? (size_t) (nl - line) : strlen (line);
     lineno++;
+    eq = memchr (line, '#', len);     /* '#' starts a comment */
+    if (eq)
+      len = (size_t) (eq - line);
     k = 0;
     while (k < len && isspace ((unsigned char) line[k]))
       k++;

@@ -29,9 +29,9 @@
 
 /** Parse a node budget: @p text is the value of $RBDX_NODE_CONNECTIONS
  *  (@p is_file false: a whole number alone) or the contents of the budget
- *  file (@p is_file true: lines "connections=N", blank lines and lines
- *  starting with '#' ignored, spaces around '=' allowed; the last
- *  connections= wins).
+ *  file (@p is_file true: lines "connections=N"; '#' starts a comment
+ *  that runs to the end of its line, blank lines are ignored, spaces
+ *  around '=' allowed; the last connections= wins).
  *  @return 0 with *@p out set; -EINVAL with a message in @p err naming
  *  the bad line or value (N must be 1 to RBDX_NODE_CONNECTIONS_MAX);
  *  -ENOENT when a file sets no connections= (*@p out untouched). */

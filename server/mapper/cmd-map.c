@@ -146,8 +146,16 @@ node_budget (void)
       die (1, "%s: %s", RBDX_BUDGET_FILE, strerror (errno));
     return total;
   }
+  /* The whole file or an error: a budget cut mid-number, or a directory
+   * read as empty, would be another budget than the operator's. */
   len = fread (text, 1, sizeof text - 1, f);
   text[len] = '\0';
+  if (ferror (f))
+    die (1, "%s: %s", RBDX_BUDGET_FILE, strerror (errno));
+  if (len == sizeof text - 1 && fgetc (f) != EOF)
+    die (2, "%s: longer than %zu bytes", RBDX_BUDGET_FILE, sizeof text - 1);
+  if (memchr (text, '\0', len))
+    die (2, "%s: holds a NUL byte", RBDX_BUDGET_FILE);
   fclose (f);
   r = rbdx_budget_parse (text, 1, &total, err, sizeof err);
   if (r == -EINVAL)

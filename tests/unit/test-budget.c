@@ -100,6 +100,15 @@ parse_file (void **state)
                                        sizeof err), -EINVAL);
   assert_int_equal (rbdx_budget_parse ("connections=0\n", 1, &n, err,
                                        sizeof err), -EINVAL);
+  /* A comment after the value, and one that hides a connections=. */
+  assert_int_equal (rbdx_budget_parse ("connections=9 # nine\n", 1, &n, err,
+                                       sizeof err), 0);
+  assert_int_equal (n, 9);
+  assert_int_equal (rbdx_budget_parse ("connections=9\n# connections=3", 1,
+                                       &n, err, sizeof err), 0);
+  assert_int_equal (n, 9);
+  assert_int_equal (rbdx_budget_parse ("connections=#9\n", 1, &n, err,
+                                       sizeof err), -EINVAL);
 }
 
 static void
