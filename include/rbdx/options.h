@@ -134,12 +134,6 @@ struct rbdx_options {
                                         RBDX_CONNECTIONS_PER_CLIENT_MAX),
                                         0 or 1: every context its own
                                         Ceph client. */
-  bool own_ceph_context;      /**< ceph_context=connection: every client
-                                   has a Ceph context of its own; false
-                                   (ceph_context=shared, the default): the
-                                   clients of these options are made on one
-                                   (rbdx_cluster_acquire). */
-  bool ceph_context_set;
   unsigned max_connections;   /**< max_connections= (1 to
                                    RBDX_MAX_CONNECTIONS_LIMIT), 0: the
                                    default, rbdx_budget_default. */

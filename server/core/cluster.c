@@ -133,54 +133,14 @@ fail:
   return r;
 }
 
-/* rados_connect @p c (configured from @p o); on failure a message
- * naming the cephx id and monitors in @p err.  Does not shut @p c down. */
-static int
-connect_explained (const struct rbdx_options *o, rados_t c,
-                   char *err, size_t errlen)
-{
-  char mons[512] = "";
-  const char *hint;
-  int r;
-
-  r = rados_connect (c);
-  if (r >= 0)
-    return 0;
-  if (rados_conf_get (c, "mon_host", mons, sizeof mons) < 0 || !*mons) {
-    snprintf (err, errlen, "cannot connect to Ceph cluster '%s' as "
-              "client.%s: no monitor address (give conf=, mon_host= or "
-              "$CEPH_CONF): %s", o->cluster ? o->cluster : "ceph",
-              rbdx_options_id (o), strerror (-r));
-    return r;
-  }
-  switch (-r) {
-  case ENOENT:
-    hint = "no key for this id in the keyring, or no keyring found "
-           "(check id= and keyring=)";
-    break;
-  case EACCES: case EPERM:
-    hint = "the cluster refused the key: unknown id, or the keyring "
-           "has no or a wrong key for it (check id= and keyring=)";
-    break;
-  case ETIMEDOUT:
-    hint = "no monitor answered within client_mount_timeout "
-           "(check mon_host= / conf=)";
-    break;
-  default:
-    hint = strerror (-r);
-  }
-  snprintf (err, errlen, "cannot connect to Ceph cluster '%s' as client.%s "
-            "(monitors %s): %s", o->cluster ? o->cluster : "ceph",
-            rbdx_options_id (o), mons, hint);
-  return r;
-}
-
 /* rbdx_cluster_configure, then rados_osd_op_timeout when @osd_timeout
  * is not NULL and the user sets none, then rados_connect. */
 static int
 connect_with (const struct rbdx_options *o, const char *osd_timeout,
               rados_t *out, char *err, size_t errlen)
 {
+  char mons[512] = "";
+  const char *hint;
   rados_t c;
   int r;
 
@@ -194,8 +154,36 @@ connect_with (const struct rbdx_options *o, const char *osd_timeout,
     rados_shutdown (c);
     return r;
   }
-  r = connect_explained (o, c, err, errlen);
+
+  r = rados_connect (c);
   if (r < 0) {
+    if (rados_conf_get (c, "mon_host", mons, sizeof mons) < 0 || !*mons) {
+      snprintf (err, errlen, "cannot connect to Ceph cluster '%s' as "
+                "client.%s: no monitor address (give conf=, mon_host= or "
+                "$CEPH_CONF): %s", o->cluster ? o->cluster : "ceph",
+                rbdx_options_id (o), strerror (-r));
+      rados_shutdown (c);
+      return r;
+    }
+    switch (-r) {
+    case ENOENT:
+      hint = "no key for this id in the keyring, or no keyring found "
+             "(check id= and keyring=)";
+      break;
+    case EACCES: case EPERM:
+      hint = "the cluster refused the key: unknown id, or the keyring "
+             "has no or a wrong key for it (check id= and keyring=)";
+      break;
+    case ETIMEDOUT:
+      hint = "no monitor answered within client_mount_timeout "
+             "(check mon_host= / conf=)";
+      break;
+    default:
+      hint = strerror (-r);
+    }
+    snprintf (err, errlen, "cannot connect to Ceph cluster '%s' as client.%s "
+              "(monitors %s): %s", o->cluster ? o->cluster : "ceph",
+              rbdx_options_id (o), mons, hint);
     rados_shutdown (c);
     return r;
   }
@@ -245,150 +233,6 @@ rbdx_cluster_open_pool (rados_t c, const char *pool, const char *ns,
   return 0;
 }
 
-/* ceph_context=shared: the Ceph context (CephContext: configuration,
- * log, service thread, messenger event loops, librbd's thread pool and
- * timer) that the clients of one server's options have in common.  It
- * belongs to an unconnected handle made by rbdx_cluster_configure; every
- * client of @o is created on it (rados_create_with_context, which takes
- * a reference) and the handle is kept while any of them lives.
- *
- * @member serialises rados_connect and rados_shutdown of the clients on
- * the context: Ceph 16.2.15 deadlocks when they overlap (seen with four
- * nbdkit connections opening at once: one thread's first rados_connect
- * notifies the configuration's observers from start_service_thread
- * while another destroys its monitor probe's messenger, whose
- * AuthRegistry waits, holding the configuration lock, for that
- * notification to end, and the notification needs the lock). */
-struct shared_cct {
-  rados_t base;
-  const struct rbdx_options *o;
-  unsigned refs;                 /* clients on it, under cct_lock */
-  pthread_mutex_t member;
-  struct shared_cct *next;
-};
-static pthread_mutex_t cct_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct shared_cct *shared_ccts;
-
-/* The shared context of client @c, or NULL for a context of its own. */
-static struct shared_cct *
-cct_of (rados_t c)
-{
-  rados_config_t cct = rados_cct (c);
-  struct shared_cct *s;
-
-  pthread_mutex_lock (&cct_lock);
-  for (s = shared_ccts; s; s = s->next)
-    if (rados_cct (s->base) == cct)
-      break;
-  pthread_mutex_unlock (&cct_lock);
-  return s;
-}
-
-/* One client fewer on @s: the last one takes the context with it. */
-static void
-cct_put (struct shared_cct *s)
-{
-  struct shared_cct **p;
-  bool last;
-
-  pthread_mutex_lock (&cct_lock);
-  last = --s->refs == 0;
-  if (last)
-    for (p = &shared_ccts; *p; p = &(*p)->next)
-      if (*p == s) {
-        *p = s->next;
-        break;
-      }
-  pthread_mutex_unlock (&cct_lock);
-  if (!last)
-    return;
-  rados_shutdown (s->base);
-  pthread_mutex_destroy (&s->member);
-  free (s);
-}
-
-/* A connected client of its own on @o's shared Ceph context. */
-static int
-connect_on_shared_cct (const struct rbdx_options *o, rados_t *out,
-                       char *err, size_t errlen)
-{
-  struct shared_cct *s;
-  rados_t c;
-  int r;
-
-  pthread_mutex_lock (&cct_lock);
-  for (s = shared_ccts; s; s = s->next)
-    if (s->o == o)
-      break;
-  if (!s) {
-    /* Configuring reads the conf file only: no network, no threads. */
-    s = calloc (1, sizeof *s);
-    if (!s) {
-      pthread_mutex_unlock (&cct_lock);
-      snprintf (err, errlen, "out of memory");
-      return -ENOMEM;
-    }
-    r = rbdx_cluster_configure (o, &s->base, err, errlen);
-    if (r < 0) {
-      pthread_mutex_unlock (&cct_lock);
-      free (s);
-      return r;
-    }
-    pthread_mutex_init (&s->member, NULL);
-    s->o = o;
-    s->next = shared_ccts;
-    shared_ccts = s;
-  }
-  s->refs++;
-  pthread_mutex_unlock (&cct_lock);
-
-  r = rados_create_with_context (&c, rados_cct (s->base));
-  if (r < 0) {
-    snprintf (err, errlen, "cannot create a Ceph handle for client.%s: %s",
-              rbdx_options_id (o), strerror (-r));
-    cct_put (s);
-    return r;
-  }
-  pthread_mutex_lock (&s->member);
-  r = connect_explained (o, c, err, errlen);
-  if (r < 0)
-    rados_shutdown (c);
-  pthread_mutex_unlock (&s->member);
-  if (r < 0) {
-    cct_put (s);
-    return r;
-  }
-  *out = c;
-  return 0;
-}
-
-/* rados_shutdown @c, serialised with the other clients on its context
- * when that is shared. */
-static void
-client_shutdown (rados_t c)
-{
-  struct shared_cct *s = cct_of (c);   /* @c holds it: cannot go away */
-
-  if (!s) {
-    rados_shutdown (c);
-    return;
-  }
-  pthread_mutex_lock (&s->member);
-  rados_shutdown (c);
-  pthread_mutex_unlock (&s->member);
-  cct_put (s);
-}
-
-/* A connected client of @o's: on its shared Ceph context unless
- * ceph_context=connection. */
-static int
-client_connect (const struct rbdx_options *o, rados_t *out,
-                char *err, size_t errlen)
-{
-  return o->own_ceph_context ? rbdx_cluster_connect (o, out, err, errlen)
-                             : connect_on_shared_cct (o, out, err, errlen);
-}
-
 /* connections_per_client=: the clients shared by several contexts, each
  * with the options it was made from and how many contexts hold it. */
 struct shared_client {
@@ -409,7 +253,7 @@ rbdx_cluster_acquire (const struct rbdx_options *o, rados_t *out,
   int r;
 
   if (o->connections_per_client <= 1)
-    return client_connect (o, out, err, errlen);
+    return rbdx_cluster_connect (o, out, err, errlen);
   pthread_mutex_lock (&shared_lock);
   for (s = shared_clients; s; s = s->next)
     if (s->o == o && s->refs < o->connections_per_client) {
@@ -427,7 +271,7 @@ rbdx_cluster_acquire (const struct rbdx_options *o, rados_t *out,
     snprintf (err, errlen, "out of memory");
     return -ENOMEM;
   }
-  r = client_connect (o, &c, err, errlen);
+  r = rbdx_cluster_connect (o, &c, err, errlen);
   if (r < 0) {
     free (s);
     return r;
@@ -460,5 +304,5 @@ rbdx_cluster_release (rados_t c)
   if (s && s->refs > 0)
     return;          /* other contexts still use it */
   free (s);
-  client_shutdown (c);
+  rados_shutdown (c);
 }

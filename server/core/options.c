@@ -324,19 +324,6 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
     o->connections_per_client = (unsigned) v;
     return 0;
   }
-  if (strcmp (key, "ceph_context") == 0) {
-    if (o->ceph_context_set)
-      return set_err (err, errlen, "ceph_context= given twice");
-    if (strcmp (value, "shared") == 0)
-      o->own_ceph_context = false;
-    else if (strcmp (value, "connection") == 0)
-      o->own_ceph_context = true;
-    else
-      return set_err (err, errlen, "ceph_context='%s': expected 'shared' or "
-                      "'connection'", value);
-    o->ceph_context_set = true;
-    return 0;
-  }
   if (strcmp (key, "max_connections") == 0) {
     uint64_t v;
     if (o->max_connections)
