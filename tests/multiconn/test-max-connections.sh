@@ -100,6 +100,8 @@ stop_server "$dir/n.sock"
 if [ -x "$RBDX_BUILD/server/rbdx-engine" ]; then
   serve_engine "$dir/e.sock" "$img" max_connections=3
   check "$dir/e.sock" "$dir/e.sock.log" engine
+  grep -q "connection refused: max_connections=3 reached" "$dir/e.sock.log" ||
+    fail "engine: the refusal is not logged as one"
   stop_server "$dir/e.sock"
 else
   say "no rbdx-engine built: engine part not run"
