@@ -194,10 +194,12 @@ rbdx_open (int readonly)
   struct rbdx_spec spec;
   char err[512];
 
-  /* Refused before any Ceph client is made.  nbdkit 1.32 answers a
-   * failed .open with NBD_REP_ERR_UNKNOWN and no message (nbdkit
-   * server/protocol-handshake-newstyle.c; libnbd shows it as "server has
-   * no export named ..."), so the reason is in this log line. */
+  /* Refused before any Ceph client is made.  nbdkit answers a failed
+   * .open with NBD_REP_ERR_UNKNOWN whatever the errno (1.42.3, seen with
+   * errno 1, 5, 11, 12, 13, 16, 22, 24 and 28; libnbd reports it as
+   * "server has no export named ..."); 1.42.3 sends the text of this
+   * nbdkit_error with it, which libnbd logs as "server error message:"
+   * (1.32 sent none, so the log line is the record either way). */
   if (rbdx_budget_take (&budget, err, sizeof err) < 0) {
     nbdkit_error ("rbdx: connection refused: %s", err);
     errno = EMFILE;

@@ -22,8 +22,8 @@ user_sets (const struct rbdx_options *o, const char *name)
   return false;
 }
 
-/* Thread pools of one rados client sized for one connection's queue
- * (see cluster.h, RBDX_CLIENT_DEFAULTS).  Each is set only while it
+/* Thread pools of one rados client sized for one connection's queue,
+ * and its in-memory log ring (see cluster.h).  Each is set only while it
  * still has Ceph's built-in default, so a value from the conf file or
  * $CEPH_ARGS stays, and ceph.NAME= (applied later) always wins. */
 static const struct {
@@ -31,6 +31,7 @@ static const struct {
 } client_defaults[] = {
   { "ms_async_op_threads", "3", RBDX_MS_ASYNC_OP_THREADS },
   { "librados_thread_count", "2", RBDX_LIBRADOS_THREAD_COUNT },
+  { "log_max_recent", "500", RBDX_LOG_MAX_RECENT },
 };
 
 static int

@@ -283,6 +283,7 @@ control_message (struct engine *e, int cfd)
     return true;
   }
   if (full (err, sizeof err)) {
+    rbdx_error ("rbdx-engine: connection refused: %s", err);
     control_refuse (cfd, EBUSY, err);
     return true;
   }
@@ -323,7 +324,7 @@ oldstyle_serve (struct engine *e, int fd)
   int i;
 
   if (full (err, sizeof err)) {
-    rbdx_error ("rbdx-engine: %s", err);
+    rbdx_error ("rbdx-engine: connection refused: %s", err);  /* only a close */
     close (fd);
     return;
   }

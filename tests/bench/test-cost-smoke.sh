@@ -69,6 +69,13 @@ check(md.startswith("# Cost per connection"), "report.md: no title")
 for fe in fes:
     check(f"## {fe}\n\n| images | connections | threads |" in md,
           f"report.md: no table for {fe}")
+    check(f"### {fe}: threads per connection by name" in md,
+          f"report.md: no thread names for {fe}")
+for r in data.get("rows", []):
+    if r.get("status") == "ok":
+        check(sum(r.get("thread_names", {}).values()) > 0,
+              f"{r['frontend']} {r['connections']}/{r['images']}: no "
+              f"thread names counted")
 if os.environ["HAVE_GNUPLOT"] == "1":
     with open(os.path.join(out, "chart.png"), "rb") as f:
         check(f.read(8) == b"\x89PNG\r\n\x1a\n", "chart.png is not a PNG")
