@@ -193,6 +193,7 @@ rbdx_open (int readonly)
   struct rbdx_conn *conn = NULL;
   struct rbdx_spec spec;
   char err[512];
+  int r;
 
   /* Refused before any Ceph client is made.  nbdkit answers a failed
    * .open with NBD_REP_ERR_UNKNOWN whatever the errno (1.42.3, seen with
@@ -210,9 +211,21 @@ rbdx_open (int readonly)
     return NULL;
   }
   /* Single-image mode resolves every name to the default image. */
-  if (rbdx_conn_open (&opts, &spec, rbdx_options_pin (&opts), readonly,
-                      &conn, err, sizeof err) < 0) {
+  r = rbdx_conn_open (&opts, &spec, rbdx_options_pin (&opts), readonly,
+                      &conn, err, sizeof err);
+  if (r < 0) {
+    char name[RBDX_SPEC_MAX + 1];
+
+    /* The whole reason is for the server's log only: it can name the
+     * cluster, the cephx id, monitor addresses and file paths.  nbdkit
+     * 1.42 sends the text of the last nbdkit_error of a failed .open to
+     * the client (seen with libnbd's "server error message"), before
+     * TLS too when TLS is not required, so the last one says only which
+     * export failed and the errno's text. */
     nbdkit_error ("rbdx: %s", err);
+    rbdx_spec_format (&spec, name, sizeof name);
+    nbdkit_error ("rbdx: export '%s' cannot be served now: %s (the "
+                  "server's log has the reason)", name, strerror (-r));
     rbdx_budget_give (&budget);
   }
   else
