@@ -235,7 +235,9 @@ static int
 rbdx_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
                  uint32_t *maximum)
 {
-  *minimum = rbdx_request_min_block ();
+  struct rbdx_conn *conn = handle;
+
+  *minimum = rbdx_request_min_block (conn->ctx);
   *preferred = RBDX_PREF_BLOCK;
   *maximum = RBDX_MAX_BLOCK;
   return 0;
