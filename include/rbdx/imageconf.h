@@ -41,7 +41,8 @@ int rbdx_effective_cache (rbd_image_t image, const char *name, bool *on);
 int rbdx_encryption_check (const struct rbdx_options *o, char *err,
                            size_t errlen);
 
-/** Load encryption_format= on @p image (named @p name in messages) with
+/** Load encryption_format= on @p image (opened through @p io, named @p
+ * name in messages) with
  * the passphrases of @p o: one spec with rbd_encryption_load, several
  * (the image's own first, then its parents') with rbd_encryption_load2;
  * encryption_format=luks on the image's own spec reads the LUKS version
@@ -53,9 +54,11 @@ int rbdx_encryption_check (const struct rbdx_options *o, char *err,
  * @return 0; -EPERM (a wrong passphrase), -EINVAL (no such LUKS header),
  *         -ENOTSUP (several specs without rbd_encryption_load2) or
  *         another negative errno, with a message naming the image and the
- *         passphrase files (never their contents). */
-int rbdx_load_encryption (rbd_image_t image, const char *name,
-                          const struct rbdx_options *o, uint32_t *sector,
-                          char *err, size_t errlen);
+ *         passphrase file that failed (never its contents): with several
+ *         specs, the ancestors are opened read-only through @p io's
+ *         cluster to tell which one. */
+int rbdx_load_encryption (rados_ioctx_t io, rbd_image_t image,
+                          const char *name, const struct rbdx_options *o,
+                          uint32_t *sector, char *err, size_t errlen);
 
 #endif /* RBDX_IMAGECONF_H */

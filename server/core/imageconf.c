@@ -155,39 +155,48 @@ spec_opts (const struct rbdx_encryption_spec *e, enum rbdx_encryption f,
   }
 }
 
-/* Load @o's specs on @image, the image's own in format @top, each
- * passphrase with its final newline when bit i of @nl is set. */
+/* Load the @n specs @e on @image, the image's own (e[0]) in format
+ * @top, each passphrase with its final newline when bit i of @nl is
+ * set. */
 static int
-load_keys (rbd_image_t image, const struct rbdx_options *o,
+load_keys (rbd_image_t image, const struct rbdx_encryption_spec *e, size_t n,
            enum rbdx_encryption top, unsigned nl)
 {
   union spec_opts u[RBDX_ENCRYPTION_MAX];
   size_t size[RBDX_ENCRYPTION_MAX], i;
   int fmt[RBDX_ENCRYPTION_MAX], r;
 
-  for (i = 0; i < o->nenc; i++) {
-    const struct rbdx_encryption_spec *e = &o->enc[i];
-
-    fmt[i] = spec_opts (e, i ? e->format : top,
-                        e->passphrase_len + ((nl >> i) & 1), &u[i], &size[i]);
+  for (i = 0; i < n; i++) {
+    fmt[i] = spec_opts (&e[i], i ? e[i].format : top,
+                        e[i].passphrase_len + ((nl >> i) & 1), &u[i], &size[i]);
     if (fmt[i] < 0)
       return fmt[i];
   }
-  if (o->nenc == 1)
+  if (n == 1)
     r = rbd_encryption_load (image, fmt[0], &u[0], size[0]);
   else {
 #ifdef HAVE_RBD_ENCRYPTION_LOAD2
     rbd_encryption_spec_t specs[RBDX_ENCRYPTION_MAX];
 
-    for (i = 0; i < o->nenc; i++)
+    for (i = 0; i < n; i++)
       specs[i] = (rbd_encryption_spec_t) { fmt[i], &u[i], size[i] };
-    r = rbd_encryption_load2 (image, specs, o->nenc);
+    r = rbd_encryption_load2 (image, specs, n);
 #else
     r = -ENOTSUP;
 #endif
   }
   explicit_bzero (u, sizeof u);
   return r;
+}
+
+/* The format of @image's own spec @f: "luks" is read from its header.
+ * @return 0, -ENOENT (no LUKS header) or rbd_read's error. */
+static int
+own_format (rbd_image_t image, enum rbdx_encryption f,
+            enum rbdx_encryption *top)
+{
+  *top = f;
+  return f == RBDX_ENCRYPTION_LUKS ? detect_luks (image, top) : 0;
 }
 
 /* Which passphrases opened an image last with their final newline (bit
@@ -223,6 +232,103 @@ rbdx_encryption_check (const struct rbdx_options *o, char *err,
   return 0;
 }
 
+/* Load @n specs @e on @image in format @top with every combination of
+ * final newlines (only the passphrases whose file had one), @first
+ * first.  @return 0 with *used the combination that worked, or the
+ * error of the last try. */
+static int
+load_any_nl (rbd_image_t image, const struct rbdx_encryption_spec *e,
+             size_t n, enum rbdx_encryption top, unsigned first,
+             unsigned *used)
+{
+  unsigned bits = 0, nl;
+  size_t i;
+  int r;
+
+  for (i = 0; i < n; i++)
+    if (e[i].passphrase_nl)
+      bits |= 1u << i;
+  *used = first & bits;
+  r = load_keys (image, e, n, top, *used);
+  for (nl = 0; r == -EPERM && bits && nl <= bits; nl++) {
+    if ((nl & ~bits) || nl == (first & bits))
+      continue;
+    r = load_keys (image, e, n, top, nl);
+    if (r == 0)
+      *used = nl;
+  }
+  return r;
+}
+
+/* After -EPERM from several specs on @image (opened through @io): which
+ * one does not open its layer.  librbd does not say, so each ancestor
+ * is opened in turn (read-only, at the snapshot its child hangs from,
+ * rbd_get_parent) and given the specs from its own on: the first
+ * ancestor they open shows that the spec above it is wrong; if none
+ * does, the last spec is (it also covers every further ancestor).
+ * @return the spec's index, or -1 when that cannot be told (an ancestor
+ * that cannot be opened, another error). */
+static int
+wrong_spec (rados_ioctx_t io, rbd_image_t image, const struct rbdx_options *o)
+{
+  rados_ioctx_t cur_io = NULL, next_io;
+  rbd_image_t cur = image, next;
+  enum rbdx_encryption top;
+  int found = (int) o->nenc - 1, r;
+  unsigned used;
+  size_t k;
+
+  for (k = 1; k < o->nenc; k++) {
+    rbd_linked_image_spec_t p;
+    rbd_snap_spec_t snap;
+
+    if (rbd_get_parent (cur, &p, &snap) < 0) {
+      found = -1;
+      break;
+    }
+    r = rados_ioctx_create (rados_ioctx_get_cluster (io), p.pool_name,
+                            &next_io);
+    if (r == 0) {
+      rados_ioctx_set_namespace (next_io, p.pool_namespace);
+      r = rbd_open_by_id_read_only (next_io, p.image_id, &next, NULL);
+      if (r == 0 && (r = rbd_snap_set_by_id (next, snap.id)) < 0)
+        rbd_close (next);
+      if (r < 0)
+        rados_ioctx_destroy (next_io);
+    }
+    rbd_linked_image_spec_cleanup (&p);
+    rbd_snap_spec_cleanup (&snap);
+    if (cur != image) {
+      rbd_close (cur);
+      rados_ioctx_destroy (cur_io);
+    }
+    cur = image;
+    if (r < 0) {
+      found = -1;
+      break;
+    }
+    cur = next;
+    cur_io = next_io;
+    r = own_format (cur, o->enc[k].format, &top);
+    if (r == 0)
+      r = load_any_nl (cur, &o->enc[k], o->nenc - k, top,
+                       atomic_load (&nl_last) >> k, &used);
+    if (r == 0) {
+      found = (int) k - 1;
+      break;
+    }
+    if (r != -EPERM) {
+      found = -1;
+      break;
+    }
+  }
+  if (cur != image) {
+    rbd_close (cur);
+    rados_ioctx_destroy (cur_io);
+  }
+  return found;
+}
+
 /* The passphrase files of @o, quoted and comma-separated, for messages. */
 static void
 file_list (const struct rbdx_options *o, char *buf, size_t len)
@@ -243,15 +349,14 @@ file_list (const struct rbdx_options *o, char *buf, size_t len)
  * format` stored) and with it (Ceph 18.2's): with several specs, every
  * combination, the last one that worked first. */
 int
-rbdx_load_encryption (rbd_image_t image, const char *name,
+rbdx_load_encryption (rados_ioctx_t io, rbd_image_t image, const char *name,
                       const struct rbdx_options *o, uint32_t *sector,
                       char *err, size_t errlen)
 {
   enum rbdx_encryption top;
-  unsigned nlbits = 0, first, nl;
   char files[1024];
-  size_t i;
-  int r;
+  unsigned used;
+  int r, k;
 
   *sector = 0;
   if (o->nenc == 0)
@@ -259,35 +364,22 @@ rbdx_load_encryption (rbd_image_t image, const char *name,
   r = rbdx_encryption_check (o, err, errlen);
   if (r < 0)
     return r;
-  top = o->enc[0].format;
-  if (top == RBDX_ENCRYPTION_LUKS) {
-    r = detect_luks (image, &top);
-    if (r == -ENOENT) {
-      snprintf (err, errlen, "image '%s' has no LUKS header (LUKS1 or LUKS2, "
-                "as `rbd encryption format` writes), as encryption_format=luks "
-                "needs", name);
-      return -EINVAL;
-    }
-    if (r < 0) {
-      snprintf (err, errlen, "image '%s': cannot read its LUKS header: %s",
-                name, strerror (-r));
-      return r;
-    }
+  r = own_format (image, o->enc[0].format, &top);
+  if (r == -ENOENT) {
+    snprintf (err, errlen, "image '%s' has no LUKS header (LUKS1 or LUKS2, "
+              "as `rbd encryption format` writes), as encryption_format=luks "
+              "needs", name);
+    return -EINVAL;
   }
-  for (i = 0; i < o->nenc; i++)
-    if (o->enc[i].passphrase_nl)
-      nlbits |= 1u << i;
-  first = atomic_load (&nl_last) & nlbits;
-  r = load_keys (image, o, top, first);
-  /* Every other combination of the newlines, if any. */
-  for (nl = 0; r == -EPERM && nlbits && nl <= nlbits; nl++) {
-    if ((nl & ~nlbits) || nl == first)
-      continue;
-    r = load_keys (image, o, top, nl);
-    if (r == 0)
-      atomic_store (&nl_last, nl);
+  if (r < 0) {
+    snprintf (err, errlen, "image '%s': cannot read its LUKS header: %s",
+              name, strerror (-r));
+    return r;
   }
+  r = load_any_nl (image, o->enc, o->nenc, top, atomic_load (&nl_last),
+                   &used);
   if (r == 0) {
+    atomic_store (&nl_last, used);
     /* librbd's crypto sector is the header's (crypt_get_sector_size in
      * src/librbd/crypto/luks/LoadRequest.cc): 512 for LUKS1; for LUKS2
      * 4096 as `rbd encryption format` writes it, and never more in
@@ -301,16 +393,20 @@ rbdx_load_encryption (rbd_image_t image, const char *name,
                 o->nenc > 1 ? "s" : "", *sector);
     return 0;
   }
-  file_list (o, files, sizeof files);
-  if (r == -EPERM && o->nenc == 1)
+  k = r == -EPERM ? (o->nenc == 1 ? 0 : wrong_spec (io, image, o)) : -1;
+  if (k >= 0)
     snprintf (err, errlen, "image '%s': the passphrase in "
-              "encryption_passphrase_file=%s does not open its %s header",
-              name, files, format_name (top));
-  else if (r == -EPERM)
+              "encryption_passphrase_file='%s' does not open %s%s header",
+              name, o->enc[k].passphrase_file,
+              k == 0 ? "its " : k == 1 ? "its parent's " : "an ancestor's ",
+              k == 0 ? format_name (top) : "LUKS");
+  else if (r == -EPERM) {
+    file_list (o, files, sizeof files);
     snprintf (err, errlen, "image '%s': the passphrases in "
               "encryption_passphrase_file= (%s: the image's own first, then "
               "its parents') do not open the LUKS headers of the image and "
               "its parents: one of them is wrong", name, files);
+  }
   else if (r == -EINVAL && o->nenc == 1)
     snprintf (err, errlen, "image '%s' is not %s-formatted (rbd encryption "
               "format) or cannot be decrypted here: %s", name,
