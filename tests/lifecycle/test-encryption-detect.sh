@@ -45,8 +45,8 @@ check() {
   img=$(new_image 64M)
   rbd encryption format "$img" "$fmt" "$d/pass"
   say "$fmt: detected through the plugin"
-  serve "$d/p.sock" -v -- "$img" "${det[@]}"
-  u=$(uri "$d/p.sock")
+  serve "$d/p-$fmt.sock" -v -- "$img" "${det[@]}"
+  u=$(uri "$d/p-$fmt.sock")
   props "$u" $(((64 << 20) - header)) "$sector" || fail "$fmt: plugin export properties"
   nbdsh -u "$u" -c - <<PY || fail "$fmt: plugin write/read"
 h.pwrite(b"\x5a" * 8192, 0)
@@ -68,24 +68,24 @@ except nbd.Error as ex:
 assert h.pread(4096, 0) == b"\x5a" * 4096
 PY
   fi
-  stop_server "$d/p.sock"
+  stop_server "$d/p-$fmt.sock"
 
   say "$fmt: detected through the engine"
-  serve_engine "$d/e.sock" -- "$img" "${det[@]}"
-  e=$(uri "$d/e.sock")
+  serve_engine "$d/e-$fmt.sock" -- "$img" "${det[@]}"
+  e=$(uri "$d/e-$fmt.sock")
   nbdsh -u "$e" -c - <<PY || fail "$fmt: engine read/write"
 assert h.get_size() == $(((64 << 20) - header)), h.get_size()
 assert h.pread(8192, 0) == b"\x5a" * 8192
 h.pwrite(b"\xc3" * 4096, 65536)
 h.flush()
 PY
-  stop_server "$d/e.sock"
+  stop_server "$d/e-$fmt.sock"
 
   say "$fmt: the explicit format reads what the engine wrote"
-  serve "$d/x.sock" -- "$img" encryption_format="$fmt" encryption_passphrase_file="$d/pass"
-  nbdsh -u "$(uri "$d/x.sock")" -c 'assert h.pread(4096, 65536) == b"\xc3" * 4096' ||
+  serve "$d/x-$fmt.sock" -- "$img" encryption_format="$fmt" encryption_passphrase_file="$d/pass"
+  nbdsh -u "$(uri "$d/x-$fmt.sock")" -c 'assert h.pread(4096, 65536) == b"\xc3" * 4096' ||
     fail "$fmt: the engine's write does not read back with encryption_format=$fmt"
-  stop_server "$d/x.sock"
+  stop_server "$d/x-$fmt.sock"
 
   if nbdkit -U - "$RBDX_PLUGIN" "$img" encryption_format=luks \
        encryption_passphrase_file="$d/other" --run true 2>"$d/err"; then

@@ -35,14 +35,14 @@ layered() {
   parent=$(new_image 64M)
   rbd encryption format "$parent" "$pfmt" "$d/parent"
   say "parent $pfmt: data into the parent, then snapshot and clone"
-  serve "$d/p.sock" -- "$parent" encryption_format="$pfmt" \
+  serve "$d/p-$pfmt.sock" -- "$parent" encryption_format="$pfmt" \
     encryption_passphrase_file="$d/parent"
-  nbdsh -u "$(uri "$d/p.sock")" -c - <<'PY' || fail "$pfmt: writing the parent"
+  nbdsh -u "$(uri "$d/p-$pfmt.sock")" -c - <<'PY' || fail "$pfmt: writing the parent"
 h.pwrite(b"\xa1" * 65536, 0)
 h.pwrite(b"\xa2" * 65536, 8 << 20)
 h.flush()
 PY
-  stop_server "$d/p.sock"
+  stop_server "$d/p-$pfmt.sock"
   rbd snap create "$parent@s"
   rbd snap protect "$parent@s"
   clone=$parent-clone
@@ -53,8 +53,8 @@ PY
        encryption_format="$pfmt" encryption_passphrase_file="$d/parent")
 
   say "parent $pfmt: the clone through the plugin"
-  serve "$d/c.sock" -v -- "$clone" "${two[@]}"
-  u=$(uri "$d/c.sock")
+  serve "$d/c-$pfmt.sock" -v -- "$clone" "${two[@]}"
+  u=$(uri "$d/c-$pfmt.sock")
   nbdinfo --json "$u" | /usr/bin/python3 -c '
 import json, sys
 e = json.load(sys.stdin)["exports"][0]
@@ -73,25 +73,25 @@ assert h.pread(61440, (8 << 20) + 4096) == b"\xa2" * 61440
 assert h.pread(65536, 16 << 20) == b"\xc2" * 65536
 assert h.pread(65536, 0) == b"\xa1" * 65536
 PY
-  stop_server "$d/c.sock"
+  stop_server "$d/c-$pfmt.sock"
 
   say "parent $pfmt: the clone through the engine, both specs detected"
-  serve_engine "$d/e.sock" -- "$clone" encryption_format=luks \
+  serve_engine "$d/e-$pfmt.sock" -- "$clone" encryption_format=luks \
     encryption_passphrase_file="$d/clone" encryption_format=luks \
     encryption_passphrase_file="$d/parent"
-  nbdsh -u "$(uri "$d/e.sock")" -c - <<'PY' || fail "$pfmt: the clone through the engine"
+  nbdsh -u "$(uri "$d/e-$pfmt.sock")" -c - <<'PY' || fail "$pfmt: the clone through the engine"
 assert h.pread(65536, 0) == b"\xa1" * 65536
 assert h.pread(4096, 8 << 20) == b"\xc1" * 4096
 assert h.pread(65536, 16 << 20) == b"\xc2" * 65536
 PY
-  stop_server "$d/e.sock"
+  stop_server "$d/e-$pfmt.sock"
 
   say "parent $pfmt: the snapshot keeps the parent's data"
-  serve "$d/s.sock" -- "$parent@s" encryption_format=luks \
+  serve "$d/s-$pfmt.sock" -- "$parent@s" encryption_format=luks \
     encryption_passphrase_file="$d/parent"
-  nbdsh -u "$(uri "$d/s.sock")" -c 'assert h.pread(65536, 8 << 20) == b"\xa2" * 65536' ||
+  nbdsh -u "$(uri "$d/s-$pfmt.sock")" -c 'assert h.pread(65536, 8 << 20) == b"\xa2" * 65536' ||
     fail "$pfmt: the parent's snapshot changed"
-  stop_server "$d/s.sock"
+  stop_server "$d/s-$pfmt.sock"
 
   say "parent $pfmt: a wrong parent passphrase is refused before serving"
   if nbdkit -U - "$RBDX_PLUGIN" "$clone" encryption_format=luks2 \
