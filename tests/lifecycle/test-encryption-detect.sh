@@ -48,26 +48,24 @@ check() {
   serve "$d/p-$fmt.sock" -v -- "$img" "${det[@]}"
   u=$(uri "$d/p-$fmt.sock")
   props "$u" $(((64 << 20) - header)) "$sector" || fail "$fmt: plugin export properties"
+  # With strict mode off a write smaller than the crypto sector reaches
+  # rbdx: a 512-byte write gets EINVAL with LUKS2's 4096-byte sectors.
   nbdsh -u "$u" -c - <<PY || fail "$fmt: plugin write/read"
 h.pwrite(b"\x5a" * 8192, 0)
 h.flush()
 assert h.pread(8192, 0) == b"\x5a" * 8192
+h.set_strict_mode(0)
+if $sector == 4096:
+    try:
+        h.pwrite(b"\x01" * 512, 512)
+        raise SystemExit("a 512-byte write succeeded with 4096-byte sectors")
+    except nbd.Error as ex:
+        assert ex.errno == "EINVAL", ex.errno
+    assert h.pread(4096, 0) == b"\x5a" * 4096
 PY
   # A second connection (its own context, its own load) reads it.
   nbdsh -u "$u" -c 'assert h.pread(8192, 0) == b"\x5a" * 8192' ||
     fail "$fmt: a second connection does not read the data"
-  if [ "$sector" = 4096 ]; then
-    nbdsh -u "$u" -c - <<'PY' || fail "$fmt: a 512-byte write was not refused with EINVAL"
-import errno
-h.set_strict_mode(0)
-try:
-    h.pwrite(b"\x01" * 512, 512)
-    raise SystemExit("a 512-byte write succeeded")
-except nbd.Error as ex:
-    assert ex.errno == "EINVAL", ex.errno
-assert h.pread(4096, 0) == b"\x5a" * 4096
-PY
-  fi
   stop_server "$d/p-$fmt.sock"
 
   say "$fmt: detected through the engine"
