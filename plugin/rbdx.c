@@ -266,7 +266,9 @@ static int
 rbdx_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
                  uint32_t *maximum)
 {
-  *minimum = rbdx_request_min_block ();
+  struct rbdx_conn *conn = handle;
+
+  *minimum = rbdx_request_min_block (conn->ctx);
   *preferred = RBDX_PREF_BLOCK;
   *maximum = RBDX_MAX_BLOCK;
   return 0;
@@ -394,9 +396,12 @@ rbdx_dump_plugin (void)
   "                     read_iops, write_iops, bps, read_bps, write_bps); also\n" \
   "                     qos.NAME_burst=N, qos.NAME_burst_seconds=S (librbd's\n" \
   "                     rbd_qos_* meanings; default: the image's own limits).\n" \
-  "encryption_format=luks1|luks2\n" \
-  "                     Load the image's LUKS encryption (rbd encryption format)\n" \
-  "                     on every context; needs encryption_passphrase_file=.\n" \
+  "encryption_format=luks|luks1|luks2\n" \
+  "                     Load the image's LUKS encryption (rbd encryption format;\n" \
+  "                     luks: read LUKS1 or LUKS2 from the header) on every\n" \
+  "                     context; one encryption_passphrase_file= each.  Repeat\n" \
+  "                     both for a clone with its own format: the image's own\n" \
+  "                     first, then its parent's (needs librbd 17+).\n" \
   "encryption_passphrase_file=PATH\n" \
   "                     The passphrase (the file; a final newline is tried\n" \
   "                     both ways, as Ceph 16 and 18 differ; never logged).\n" \

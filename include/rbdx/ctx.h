@@ -99,6 +99,9 @@ struct rbdx_ctx {
                                   overrides, or a persistent write-back
                                   cache (rbd_persistent_cache_mode). */
   bool encrypted;            /**< LUKS loaded (encryption_format=). */
+  uint32_t crypto_sector;    /**< bytes: the loaded format's crypto sector
+                                  (512 LUKS1, 4096 LUKS2), 0 without
+                                  encryption; set at open. */
   bool notrim;               /**< notrim=true: every zero is written thick
                                   (RBD_WRITE_ZEROES_FLAG_THICK_PROVISION),
                                   so nothing is ever deallocated. */

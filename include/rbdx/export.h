@@ -17,13 +17,15 @@
 #include "rbdx/options.h"
 
 /** Before serving, starting no thread (nbdkit forks after this): the
- * final checks of the parameters (rbdx_options_complete), the request
- * checks' crypto sector (rbdx_request_setup), and a cluster handle
+ * final checks of the parameters (rbdx_options_complete), whether this
+ * librbd can load the encryption asked for (rbdx_encryption_check:
+ * several specs need rbd_encryption_load2), and a cluster handle
  * configured from them and shut down again, so a bad conf file or
  * ceph.* option is refused now, not at the first connection.
  * @param err  a one-line message on error ("out of memory" too).
- * @return 0, or the negative errno of rbdx_options_complete or
- *         rbdx_cluster_configure.  Once, before any connection. */
+ * @return 0, or the negative errno of rbdx_options_complete,
+ *         rbdx_encryption_check or rbdx_cluster_configure.  Once, before
+ *         any connection. */
 int rbdx_export_configure (struct rbdx_options *o, char *err, size_t errlen);
 
 /** Prove, before serving, that what @p o names can be served: the

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <rbd/librbd.h>
 
@@ -33,13 +34,31 @@ void rbdx_image_config_free (rbd_config_option_t *opts, int n);
  * @return 0 with *on set, or the negative errno of rbdx_image_config. */
 int rbdx_effective_cache (rbd_image_t image, const char *name, bool *on);
 
-/** Load encryption_format= on @p image (named @p name in messages) with
- * the passphrase of @p o (rbd_encryption_load); no-op without
- * encryption_format=.
- * @return 0; -EPERM (wrong passphrase), -EINVAL (no such LUKS header) or
- *         another negative errno, with a message naming the image. */
-int rbdx_load_encryption (rbd_image_t image, const char *name,
-                          const struct rbdx_options *o, char *err,
-                          size_t errlen);
+/** Whether this build can load @p o's encryption: several specs
+ * (encryption_format= given more than once) need rbd_encryption_load2
+ * (librbd 1.17, Ceph 17; meson's HAVE_RBD_ENCRYPTION_LOAD2).
+ * @return 0, or -ENOTSUP with a message naming what is missing.  Pure. */
+int rbdx_encryption_check (const struct rbdx_options *o, char *err,
+                           size_t errlen);
+
+/** Load encryption_format= on @p image (opened through @p io, named @p
+ * name in messages) with
+ * the passphrases of @p o: one spec with rbd_encryption_load, several
+ * (the image's own first, then its parents') with rbd_encryption_load2;
+ * encryption_format=luks on the image's own spec reads the LUKS version
+ * from the image's first 8 bytes first.  No-op without
+ * encryption_format=.  Thread-safe; blocks on the cluster (and derives
+ * each key: about a second of CPU for LUKS2).
+ * @param sector  receives the crypto sector in bytes (512 for LUKS1, 4096
+ *                for LUKS2: the image's own format), 0 without encryption.
+ * @return 0; -EPERM (a wrong passphrase), -EINVAL (no such LUKS header),
+ *         -ENOTSUP (several specs without rbd_encryption_load2) or
+ *         another negative errno, with a message naming the image and the
+ *         passphrase file that failed (never its contents): with several
+ *         specs, the ancestors are opened read-only through @p io's
+ *         cluster to tell which one. */
+int rbdx_load_encryption (rados_ioctx_t io, rbd_image_t image,
+                          const char *name, const struct rbdx_options *o,
+                          uint32_t *sector, char *err, size_t errlen);
 
 #endif /* RBDX_IMAGECONF_H */

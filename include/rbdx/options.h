@@ -67,6 +67,28 @@ enum rbdx_encryption {
   RBDX_ENCRYPTION_NONE = 0,
   RBDX_ENCRYPTION_LUKS1,     /**< 512-byte crypto sectors. */
   RBDX_ENCRYPTION_LUKS2,     /**< 4096-byte crypto sectors (librbd's LUKS2). */
+  RBDX_ENCRYPTION_LUKS,      /**< either: the header says which
+                                  (rbdx_load_encryption). */
+};
+
+/** How many encryption_format= (and as many encryption_passphrase_file=)
+ * one export takes: the image's own, then one per encrypted ancestor
+ * with a passphrase of its own (rbd_encryption_load2 applies the last to
+ * every further ancestor). */
+#define RBDX_ENCRYPTION_MAX 4
+
+/** One encryption_format= with its encryption_passphrase_file=: the
+ * n-th of each, in the order given (the image's own first, then its
+ * parent's, ...: the order of rbd's --encryption-format options). */
+struct rbdx_encryption_spec {
+  enum rbdx_encryption format;
+  char *passphrase_file;      /**< the path. */
+  char *passphrase;           /**< its contents, read by rbdx_options_complete;
+                                   never logged; wiped by rbdx_options_free. */
+  size_t passphrase_len;      /**< bytes, without the file's final newline. */
+  bool passphrase_nl;         /**< the file ended with a newline: it is still
+                                   at passphrase[passphrase_len]
+                                   (rbdx_load_encryption tries both). */
 };
 
 /** The QoS limits librbd knows (rbd_qos_<NAME>_limit, _burst,
@@ -117,15 +139,13 @@ struct rbdx_options {
   enum rbdx_advertise advertise_size;  /**< advertise_size= */
   bool advertise_size_set;
   struct rbdx_qos_setting qos[RBDX_QOS_N];  /**< qos.* overrides. */
-  enum rbdx_encryption encryption;  /**< encryption_format= */
-  bool encryption_set;
-  char *passphrase_file;      /**< encryption_passphrase_file= path. */
-  char *passphrase;           /**< its contents, read by rbdx_options_complete;
-                                   never logged; wiped by rbdx_options_free. */
-  size_t passphrase_len;      /**< bytes, without the file's final newline. */
-  bool passphrase_nl;         /**< the file ended with a newline: it is still
-                                   at passphrase[passphrase_len]
-                                   (rbdx_load_encryption tries both). */
+  struct rbdx_encryption_spec enc[RBDX_ENCRYPTION_MAX];
+                              /**< encryption_format= and
+                                   encryption_passphrase_file=, repeatable,
+                                   the image's own first. */
+  size_t nenc;                /**< specs in enc (after
+                                   rbdx_options_complete: formats given). */
+  size_t nenc_files;          /**< encryption_passphrase_file= given. */
   char *metrics_file;         /**< metrics_file= : Prometheus text file. */
   unsigned metrics_interval;  /**< metrics_interval= seconds, 0: default 5. */
   struct rbdx_ident identity; /**< identity= : image= is exactly this image
@@ -170,7 +190,9 @@ rbdx_options_snapshot (const struct rbdx_options *o)
  * exclusive and notrim (true/false, yes/no, on/off, 1/0), snap_id (a
  * snapshot id in decimal, below Ceph's reserved ids), qos.NAME_limit,
  * qos.NAME_burst, qos.NAME_burst_seconds (NAME in rbdx_qos_names; whole
- * numbers), encryption_format (luks1|luks2), encryption_passphrase_file,
+ * numbers), encryption_format (luks|luks1|luks2) and
+ * encryption_passphrase_file (each repeatable up to RBDX_ENCRYPTION_MAX
+ * times: the image's own first, then its parent's, ...),
  * identity (POOLID/[NAMESPACE/]IMAGEID[@SNAPID], rbdx_ident_parse)
  * quiesce, quiesce_hook, quiesce_timeout and quiesce_device
  * (rbdx_quiesce_option_set), and ceph.NAME (repeatable; a later value for the same NAME
@@ -191,9 +213,9 @@ int rbdx_options_set (struct rbdx_options *o, const char *key,
  * name readable regular files, exclusive=true is not combined with
  * writers=per-connection, size_file= not with pool= and its directory
  * writable, advertise_size=max only with size_file=, encryption_format=
- * and encryption_passphrase_file= together (the passphrase file is read
- * here: at most 64 KiB; like `rbd encryption format`, a final newline is
- * not part of the passphrase), identity= only with image= and without
+ * and encryption_passphrase_file= as many times each (the passphrase
+ * files are read here: at most 64 KiB each; a final newline is kept
+ * aside, see struct rbdx_encryption_spec), identity= only with image= and without
  * pool= (a snapshot identity exactly for a snapshot spec or snap_id=, and
  * then that snapshot), snap_id= only with an image= naming no snapshot
  * and without pool=, and an image

@@ -28,12 +28,12 @@
 #define RBDX_PREF_BLOCK  4096
 #define RBDX_MAX_BLOCK   (32 * 1024 * 1024)
 
-/** Set the crypto sector from encryption_format= (librbd's LUKS2 uses
- * 4096-byte sectors, LUKS1 512).  Once, before any request. */
-void rbdx_request_setup (enum rbdx_encryption e);
-
-/** The export's minimum block size, bytes: the crypto sector, else 1. */
-uint32_t rbdx_request_min_block (void);
+/** The minimum block size of an export served by @p ctx, bytes: the
+ * crypto sector of the encryption loaded on it (what was loaded, so
+ * encryption_format=luks gets the detected format's; the same for every
+ * context of one image), else RBDX_MIN_BLOCK.  Both front ends advertise
+ * it.  Thread-safe. */
+uint32_t rbdx_request_min_block (const struct rbdx_ctx *ctx);
 
 /** Check a request of @p op over [offset, offset+count) on @p ctx (the
  * context it will go to), as the image is now (ctx->cur_size).  Writes

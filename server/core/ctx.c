@@ -162,10 +162,11 @@ open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
   r = bind_identity (ctx, o, spec, ident, err, errlen);
   if (r < 0)
     return r;
-  r = rbdx_load_encryption (ctx->image, ctx->name, o, err, errlen);
+  r = rbdx_load_encryption (ctx->io, ctx->image, ctx->name, o,
+                            &ctx->crypto_sector, err, errlen);
   if (r < 0)
     return r;
-  ctx->encrypted = o->encryption != RBDX_ENCRYPTION_NONE;
+  ctx->encrypted = o->nenc > 0;
   ctx->notrim = o->notrim;
 
   if ((r = rbd_get_size (ctx->image, &ctx->size)) < 0 ||

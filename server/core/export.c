@@ -4,7 +4,7 @@
 
 #include "rbdx/cluster.h"
 #include "rbdx/export.h"
-#include "rbdx/request.h"
+#include "rbdx/imageconf.h"
 
 int
 rbdx_export_configure (struct rbdx_options *o, char *err, size_t errlen)
@@ -15,7 +15,9 @@ rbdx_export_configure (struct rbdx_options *o, char *err, size_t errlen)
   r = rbdx_options_complete (o, err, errlen);
   if (r < 0)
     return r;
-  rbdx_request_setup (o->encryption);
+  r = rbdx_encryption_check (o, err, errlen);
+  if (r < 0)
+    return r;
   /* Creating and configuring a handle starts no thread, so the conf
    * file and every ceph.* option can be checked before a fork. */
   r = rbdx_cluster_configure (o, &c, err, errlen);

@@ -100,6 +100,7 @@ static const struct keyword advertise_names[] = {
   { NULL, 0, false }
 };
 static const struct keyword encryption_names[] = {
+  { "luks", RBDX_ENCRYPTION_LUKS, false },
   { "luks1", RBDX_ENCRYPTION_LUKS1, false },
   { "luks2", RBDX_ENCRYPTION_LUKS2, false },
   { NULL, 0, false }
@@ -189,6 +190,36 @@ found:
   else
     q->burst_seconds = v, q->burst_seconds_set = true;
   return 0;
+}
+
+/* encryption_format= and encryption_passphrase_file=: the next spec of
+ * each list (the image's own first), as rbd's repeated
+ * --encryption-format and --encryption-passphrase-file. */
+static int
+set_encryption (struct rbdx_options *o, const char *key, const char *value,
+                char *err, size_t errlen)
+{
+  bool format = strcmp (key, "encryption_format") == 0;
+  size_t *n = format ? &o->nenc : &o->nenc_files;
+  bool set = false;
+  int r;
+
+  if (*n == RBDX_ENCRYPTION_MAX)
+    return set_err (err, errlen, "%s= given more than %d times (the image's "
+                    "own and one per encrypted parent with a passphrase of "
+                    "its own)", key, RBDX_ENCRYPTION_MAX);
+  if (!format) {
+    o->enc[*n].passphrase_file = strdup (value);
+    if (!o->enc[*n].passphrase_file)
+      return -ENOMEM;
+    ++*n;
+    return 0;
+  }
+  r = set_keyword (key, value, encryption_names, (int *) &o->enc[*n].format,
+                   &set, err, errlen);
+  if (r == 0)
+    ++*n;
+  return r;
 }
 
 static int
@@ -338,11 +369,9 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
     o->max_connections = (unsigned) v;
     return 0;
   }
-  if (strcmp (key, "encryption_format") == 0)
-    return set_keyword (key, value, encryption_names, (int *) &o->encryption,
-                        &o->encryption_set, err, errlen);
-  if (strcmp (key, "encryption_passphrase_file") == 0)
-    return set_once (&o->passphrase_file, key, value, err, errlen);
+  if (strcmp (key, "encryption_format") == 0 ||
+      strcmp (key, "encryption_passphrase_file") == 0)
+    return set_encryption (o, key, value, err, errlen);
   if (strcmp (key, "advertise_size") == 0)
     return set_keyword (key, value, advertise_names, (int *) &o->advertise_size,
                         &o->advertise_size_set, err, errlen);
@@ -409,39 +438,62 @@ same (const char *a, const char *b)
 
 #define PASSPHRASE_MAX 65536
 
-/* Read encryption_passphrase_file= into o->passphrase. */
+/* Read the passphrase file of @e into e->passphrase. */
 static int
-read_passphrase (struct rbdx_options *o, char *err, size_t errlen)
+read_passphrase (struct rbdx_encryption_spec *e, char *err, size_t errlen)
 {
   const char *key = "encryption_passphrase_file";
   FILE *f;
   size_t n;
   int r;
 
-  r = check_file (key, o->passphrase_file, err, errlen);
+  r = check_file (key, e->passphrase_file, err, errlen);
   if (r < 0)
     return r;
-  o->passphrase = malloc (PASSPHRASE_MAX + 1);
-  if (!o->passphrase)
+  e->passphrase = malloc (PASSPHRASE_MAX + 1);
+  if (!e->passphrase)
     return -ENOMEM;
-  f = fopen (o->passphrase_file, "re");
+  f = fopen (e->passphrase_file, "re");
   if (!f)
-    return set_err (err, errlen, "%s='%s': %s", key, o->passphrase_file,
+    return set_err (err, errlen, "%s='%s': %s", key, e->passphrase_file,
                  strerror (errno));
-  n = fread (o->passphrase, 1, PASSPHRASE_MAX + 1, f);
+  /* No stdio buffer: it would keep a copy of the secret. */
+  setvbuf (f, NULL, _IONBF, 0);
+  n = fread (e->passphrase, 1, PASSPHRASE_MAX + 1, f);
   fclose (f);
   if (n == 0 || n > PASSPHRASE_MAX)
-    return set_err (err, errlen, "%s='%s': %s", key, o->passphrase_file,
+    return set_err (err, errlen, "%s='%s': %s", key, e->passphrase_file,
                  n ? "longer than 64 KiB" : "empty");
   /* Ceph 16.2.15's `rbd encryption format` drops the file's final
    * newline ("abc\n" formats with "abc", "abc\ndef\n" with "abc\ndef");
    * Ceph 18.2.7's keeps it (the whole file; Reef release notes).  Keep both forms: the
    * newline stays in the buffer, and rbdx_load_encryption tries it too,
    * so one file opens images formatted by either. */
-  o->passphrase_nl = o->passphrase[n - 1] == '\n';
-  if (o->passphrase_nl)
+  e->passphrase_nl = e->passphrase[n - 1] == '\n';
+  if (e->passphrase_nl)
     n--;
-  o->passphrase_len = n;
+  e->passphrase_len = n;
+  return 0;
+}
+
+/* encryption_format= and encryption_passphrase_file= pair up, n-th with
+ * n-th; then every passphrase file is read. */
+static int
+complete_encryption (struct rbdx_options *o, char *err, size_t errlen)
+{
+  size_t i;
+  int r;
+
+  if (o->nenc != o->nenc_files)
+    return set_err (err, errlen, "encryption_format= given %zu times and "
+                    "encryption_passphrase_file= %zu times: they go "
+                    "together, one format per passphrase file (the image's "
+                    "own first, then its parent's)", o->nenc, o->nenc_files);
+  for (i = 0; i < o->nenc; i++) {
+    r = read_passphrase (&o->enc[i], err, errlen);
+    if (r < 0)
+      return r;
+  }
   return 0;
 }
 
@@ -508,11 +560,8 @@ options_complete (struct rbdx_options *o, char *err, size_t errlen)
     r = check_file ("conf", o->conf, err, errlen);
   if (r == 0)
     r = check_file ("keyring", o->keyring, err, errlen);
-  if (r == 0 && (o->encryption != RBDX_ENCRYPTION_NONE) != !!o->passphrase_file)
-    return set_err (err, errlen, "encryption_format= and "
-                 "encryption_passphrase_file= go together");
-  if (r == 0 && o->passphrase_file)
-    r = read_passphrase (o, err, errlen);
+  if (r == 0)
+    r = complete_encryption (o, err, errlen);
   if (r == 0)
     r = rbdx_quiesce_options_complete (&o->quiesce, err, errlen);
   return r;
@@ -551,10 +600,12 @@ rbdx_options_free (struct rbdx_options *o)
 {
   size_t i;
 
-  if (o->passphrase)
-    explicit_bzero (o->passphrase, PASSPHRASE_MAX + 1);
-  free (o->passphrase);
-  free (o->passphrase_file);
+  for (i = 0; i < RBDX_ENCRYPTION_MAX; i++) {
+    if (o->enc[i].passphrase)
+      explicit_bzero (o->enc[i].passphrase, PASSPHRASE_MAX + 1);
+    free (o->enc[i].passphrase);
+    free (o->enc[i].passphrase_file);
+  }
   free (o->metrics_file);
   rbdx_spec_free (&o->spec);
   free (o->image_text);

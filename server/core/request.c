@@ -7,25 +7,13 @@
 
 #include "rbdx/request.h"
 
-static enum rbdx_encryption encryption;
-
-void
-rbdx_request_setup (enum rbdx_encryption e)
-{
-  encryption = e;
-}
-
 /* Smaller or unaligned requests would make librbd read, decrypt, modify
  * and write a crypto sector, racing another connection's write to the
  * same sector. */
 uint32_t
-rbdx_request_min_block (void)
+rbdx_request_min_block (const struct rbdx_ctx *ctx)
 {
-  switch (encryption) {
-  case RBDX_ENCRYPTION_LUKS2: return 4096;
-  case RBDX_ENCRYPTION_LUKS1: return 512;
-  default: return RBDX_MIN_BLOCK;
-  }
+  return ctx->crypto_sector ? ctx->crypto_sector : RBDX_MIN_BLOCK;
 }
 
 int
@@ -33,7 +21,7 @@ rbdx_request_check (struct rbdx_ctx *ctx, enum rbdx_op op, uint32_t count,
                     uint64_t offset, bool fast_zero, bool may_hole)
 {
   const char *name = rbdx_op_name (op, 0);
-  uint32_t s = rbdx_request_min_block ();
+  uint32_t s = rbdx_request_min_block (ctx);
   bool data = op == RBDX_OP_READ || op == RBDX_OP_WRITE;
 
   /* Thick zeroing (NO_HOLE, or notrim=true) writes real zeros: no

@@ -306,7 +306,7 @@ control_message (struct engine *e, int cfd)
   rbdx_ident_format (&conn->ctx->ident, id, sizeof id);
   snprintf (reply, sizeof reply, RBDX_CONTROL_OK_FMT,
             rbdx_export_size (&e->opts, conn), (unsigned) export_flags (conn),
-            rbdx_request_min_block (), id);
+            rbdx_request_min_block (conn->ctx), id);
   if (rbdx_send_fd (cfd, reply, sv[1]) < 0)
     rbdx_error ("rbdx-engine: cannot answer the supervisor: %m");
   close (sv[1]);   /* if the supervisor never took it, the connection ends */

@@ -45,8 +45,8 @@ rbdx_nbd_usage (void)
     " see rbdx(8), RBD-NBD COMPATIBILITY)\n"
     "Map and attach options:\n"
     "  --device <device path>        Specify nbd device path (/dev/nbd{num})\n"
-    "  --encryption-format luks1|luks2\n"
-    "                                Image encryption format\n"
+    "  --encryption-format luks|luks1|luks2\n"
+    "                                Image encryption format (default: luks)\n"
     "  --encryption-passphrase-file  Path of file containing passphrase for unlocking image encryption\n"
     "  --exclusive                   Forbid writes by other clients\n"
     "  --notrim                      Turn off trim/discard\n"
@@ -209,9 +209,10 @@ to_cli (const struct rbdx_nbd_args *a, struct cli *c)
     snprintf (id, sizeof id, "%lld", a->snap_id);
     cli_add_param (&c->o, "snap_id=", id);
   }
-  if (a->encryption_format) {
-    cli_add_param (&c->o, "encryption_format=", a->encryption_format);
-    add_path_param (c, "encryption_passphrase_file=", a->passphrase_file);
+  /* Repeated, in rbd-nbd's order: the image's own first. */
+  for (int i = 0; i < a->nenc; i++) {
+    cli_add_param (&c->o, "encryption_format=", a->encryption_format[i]);
+    add_path_param (c, "encryption_passphrase_file=", a->passphrase_file[i]);
   }
 }
 

@@ -304,14 +304,18 @@ apply (struct rbdx_nbd_args *a, const struct opt *o, const char *arg,
   case O_ENC_FORMAT:
     if (strcmp (v, "luks") && strcmp (v, "luks1") && strcmp (v, "luks2"))
       return fail (a, "rbd-nbd: Invalid encryption format");
-    a->encryption_format = v;
-    (*nformats)++;
+    if (*nformats == RBDX_ENCRYPTION_MAX)
+      return fail (a, "rbd-nbd: rbdx loads at most %d encryption formats (the "
+                   "image's own and its parents')", RBDX_ENCRYPTION_MAX);
+    a->encryption_format[(*nformats)++] = v;
     break;
   case O_ENC_FILE:
     if (rbdx_spec_has_control (v))
       return fail (a, "rbd-nbd: the value of %s holds a control character", Q (arg));
-    a->passphrase_file = v;
-    (*nfiles)++;
+    if (*nfiles == RBDX_ENCRYPTION_MAX)
+      return fail (a, "rbd-nbd: rbdx takes at most %d passphrase files (the "
+                   "image's own and its parents')", RBDX_ENCRYPTION_MAX);
+    a->passphrase_file[(*nfiles)++] = v;
     break;
   case O_FOREGROUND: a->foreground = true; break;
   case O_SETUSER: case O_SETGROUP:
@@ -387,16 +391,11 @@ check_device (struct rbdx_nbd_args *a, const char *d)
 /* What rbdx does not do (yet) for map and attach, refused clearly rather
  * than ignored: each would change what the device does. */
 static int
-refuse_unsupported (struct rbdx_nbd_args *a, int nformats)
+refuse_unsupported (struct rbdx_nbd_args *a)
 {
-  if (nformats > 1)
-    return fail (a, "rbd-nbd: rbdx loads one encryption format, not %d", nformats);
   if (rbdx_nbd_param (a, "ceph.keyfile") && rbdx_nbd_param (a, "keyring"))
     return fail (a, "rbd-nbd: --keyfile and --keyring: give one (the key file, or "
                  "a keyring file that holds the key)");
-  if (a->encryption_format && strcmp (a->encryption_format, "luks") == 0)
-    return fail (a, "rbd-nbd: --encryption-format luks (detect LUKS1 or LUKS2) is "
-                 "not supported by rbdx: give luks1 or luks2");
   return 0;
 }
 
@@ -462,12 +461,13 @@ rbdx_nbd_parse (int argc, char **argv, struct rbdx_nbd_args *a)
   }
 
   if (nformats == 0 && nfiles > 0) {
-    a->encryption_format = "luks";    /* rbd-nbd's default format */
-    nformats = nfiles;
+    for (; nformats < nfiles; nformats++)
+      a->encryption_format[nformats] = "luks";    /* rbd-nbd's default */
   }
   if (nformats != nfiles)
     return fail (a, "rbd-nbd: Encryption formats count does not match "
                  "passphrase files count");
+  a->nenc = nformats;
   if (nrest == 0)
     return fail (a, "rbd-nbd: must specify command");
   a->cmd = find_cmd (rest[k]);
@@ -521,7 +521,7 @@ rbdx_nbd_parse (int argc, char **argv, struct rbdx_nbd_args *a)
   if (k < nrest)
     return fail (a, "rbd-nbd: unknown args: %s", Q (rest[k]));
   if (a->cmd == RBDX_NBD_MAP || a->cmd == RBDX_NBD_ATTACH)
-    return refuse_unsupported (a, nformats);
+    return refuse_unsupported (a);
   return 0;
 }
 

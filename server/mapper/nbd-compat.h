@@ -31,6 +31,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "rbdx/options.h"
+
 /** What rbd-nbd was asked to do. */
 enum rbdx_nbd_cmd {
   RBDX_NBD_NONE = 0,
@@ -86,8 +88,15 @@ struct rbdx_nbd_args {
                                   --quiesce (ignored without, as rbd-nbd
                                   does), or NULL */
   const char *log_file;      /**< --log-file (also ceph.log_file=), or NULL */
-  const char *encryption_format;  /**< "luks1" or "luks2", or NULL */
-  const char *passphrase_file;    /**< --encryption-passphrase-file, or NULL */
+  /** --encryption-format (luks, luks1, luks2; "luks", rbd-nbd's
+   *  default, for each file when none is given) and
+   *  --encryption-passphrase-file, each repeated up to
+   *  RBDX_ENCRYPTION_MAX times, the n-th of one with the n-th of the
+   *  other: the image's own first, then its parent's, ... (rbd-nbd.cc,
+   *  parse_args).  nenc of each. */
+  const char *encryption_format[RBDX_ENCRYPTION_MAX];
+  const char *passphrase_file[RBDX_ENCRYPTION_MAX];
+  int nenc;
   enum rbdx_nbd_format format;
   const char *format_text;   /**< --format as given, or NULL */
   /** Plugin parameters KEY=VALUE from the Ceph options, in order, each
@@ -125,9 +134,8 @@ struct rbdx_nbd_args {
  *    one starting "rbdx:" (rbdx's own identifiers);
  *  - a Ceph option value with a control character, --key (a secret on
  *    the command line), --name of another entity type than client;
- *  - for map and attach only, what rbdx does not do yet:
- *    --encryption-format luks (detection), several
- *    encryption formats, --keyfile with --keyring (the key file becomes
+ *  - for map and attach only, what rbdx does not do yet: more than
+ *    RBDX_ENCRYPTION_MAX encryption formats or passphrase files, --keyfile with --keyring (the key file becomes
  *    a keyring of the mapping's own, keyring.h); and --setuser, --setgroup
  *    always.
  *  Messages quote hostile text with control characters replaced by '?'.

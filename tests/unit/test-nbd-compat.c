@@ -322,8 +322,26 @@ test_rbd_cli_options (void **state)
   rbdx_nbd_args_free (&a);
   parse_ok ("map p/i --exclusive --encryption-format=luks2 "
             "--encryption-passphrase-file=/etc/p");
-  assert_string_equal (a.encryption_format, "luks2");
-  assert_string_equal (a.passphrase_file, "/etc/p");
+  assert_int_equal (a.nenc, 1);
+  assert_string_equal (a.encryption_format[0], "luks2");
+  assert_string_equal (a.passphrase_file[0], "/etc/p");
+  rbdx_nbd_args_free (&a);
+  /* rbd-nbd's default format, once per file, and several specs in the
+   * order given (the image's own first). */
+  parse_ok ("map p/i --encryption-passphrase-file /c "
+            "--encryption-passphrase-file /p");
+  assert_int_equal (a.nenc, 2);
+  assert_string_equal (a.encryption_format[0], "luks");
+  assert_string_equal (a.encryption_format[1], "luks");
+  assert_string_equal (a.passphrase_file[1], "/p");
+  rbdx_nbd_args_free (&a);
+  parse_ok ("map p/i --encryption-format luks2 --encryption-passphrase-file /c "
+            "--encryption-format=luks1 --encryption-passphrase-file=/p");
+  assert_int_equal (a.nenc, 2);
+  assert_string_equal (a.encryption_format[0], "luks2");
+  assert_string_equal (a.encryption_format[1], "luks1");
+  assert_string_equal (a.passphrase_file[0], "/c");
+  assert_string_equal (a.passphrase_file[1], "/p");
   rbdx_nbd_args_free (&a);
   parse_ok ("map p/i@snap1");
   assert_string_equal (a.target, "p/i@snap1");
@@ -404,11 +422,14 @@ static void
 test_refused (void **state)
 {
   (void) state;
-  parse_bad ("map p/i --encryption-passphrase-file /p",
-             "rbd-nbd: --encryption-format luks (detect LUKS1 or LUKS2)");
-  parse_bad ("map p/i --encryption-format luks1 --encryption-passphrase-file /p "
-             "--encryption-format luks2 --encryption-passphrase-file /q",
-             "rbd-nbd: rbdx loads one encryption format, not 2");
+  parse_bad ("map p/i --encryption-format luks --encryption-format luks "
+             "--encryption-format luks --encryption-format luks "
+             "--encryption-format luks",
+             "rbd-nbd: rbdx loads at most 4 encryption formats");
+  parse_bad ("map p/i --encryption-passphrase-file /a --encryption-passphrase-file /b "
+             "--encryption-passphrase-file /c --encryption-passphrase-file /d "
+             "--encryption-passphrase-file /e",
+             "rbd-nbd: rbdx takes at most 4 passphrase files");
   parse_bad ("--setuser ceph map p/i", "rbd-nbd: --setuser is not supported by rbdx");
   /* Foreground: done (cmd-nbd.c stays until unmapped). */
   parse_ok ("attach p/i --device /dev/nbd0 -f");

@@ -190,6 +190,63 @@ test_size_file_advertise (void **state)
   assert_true (RBDX_ADVERTISE_MAX_BYTES > INT64_MAX - 4096);
 }
 
+/* encryption_format= and encryption_passphrase_file=: repeatable up to
+ * RBDX_ENCRYPTION_MAX times, the n-th with the n-th (the image's own
+ * first); luks (detect) is a format; the files are read at completion,
+ * a final newline kept aside. */
+static void
+test_encryption (void **state)
+{
+  struct rbdx_options *o = *state;
+  char err[ERRLEN], dir[] = "/tmp/rbdx-test-enc.XXXXXX", child[64], parent[64];
+  FILE *f;
+  int i;
+
+  assert_non_null (mkdtemp (dir));
+  snprintf (child, sizeof child, "%s/child", dir);
+  snprintf (parent, sizeof parent, "%s/parent", dir);
+  f = fopen (child, "w");
+  assert_non_null (f);
+  fputs ("child secret\n", f);
+  fclose (f);
+  f = fopen (parent, "w");
+  assert_non_null (f);
+  fputs ("parent", f);
+  fclose (f);
+
+  set_ok (o, "image", "rbd/img");
+  set_bad (o, "encryption_format", "luks3", err);
+  assert_contains (err, "luks");
+  set_ok (o, "encryption_format", "luks");
+  set_ok (o, "encryption_format", "luks1");
+  set_ok (o, "encryption_passphrase_file", child);
+  assert_int_equal (o->nenc, 2);
+  assert_int_equal (o->enc[0].format, RBDX_ENCRYPTION_LUKS);
+  assert_int_equal (o->enc[1].format, RBDX_ENCRYPTION_LUKS1);
+  /* Two formats, one file: refused, naming both counts. */
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), -EINVAL);
+  assert_contains (err, "given 2 times");
+  assert_contains (err, "1 times");
+  set_ok (o, "encryption_passphrase_file", parent);
+  assert_int_equal (rbdx_options_complete (o, err, sizeof err), 0);
+  assert_int_equal (o->enc[0].passphrase_len, strlen ("child secret"));
+  assert_true (o->enc[0].passphrase_nl);
+  assert_memory_equal (o->enc[0].passphrase, "child secret\n", 13);
+  assert_int_equal (o->enc[1].passphrase_len, strlen ("parent"));
+  assert_false (o->enc[1].passphrase_nl);
+  for (i = 2; i < RBDX_ENCRYPTION_MAX; i++) {
+    set_ok (o, "encryption_format", "luks2");
+    set_ok (o, "encryption_passphrase_file", parent);
+  }
+  set_bad (o, "encryption_format", "luks2", err);
+  assert_contains (err, "more than 4 times");
+  set_bad (o, "encryption_passphrase_file", parent, err);
+  assert_contains (err, "encryption_passphrase_file= given more than 4");
+  unlink (child);
+  unlink (parent);
+  rmdir (dir);
+}
+
 /* max_connections= and connections_per_client=: counts within their
  * ranges, given once. */
 static void
@@ -781,6 +838,7 @@ main (void)
     T (test_string_keys),
     T (test_completion),
     T (test_size_file_advertise),
+    T (test_encryption),
     T (test_connection_limits),
     T (test_ceph_options),
     T (test_all_together),
