@@ -127,42 +127,6 @@ set_param (struct engine *e, const char *arg)
   return 0;
 }
 
-/* librbd queues every asynchronous request to its own dispatch thread
- * (the io_context pool) unless rbd_non_blocking_aio is false; then the
- * caller's thread runs the dispatch (librbd/io/QueueImageDispatch.cc in
- * Ceph 16; requests that must wait for the exclusive lock or a refresh
- * are still queued there, so the caller does not wait for them).  The
- * engine's reader thread only submits, so it can dispatch itself: that
- * saves a thread wake-up per request, which is most of what the engine
- * paid beyond fio's librbd engine at queue depth 1 and on writes
- * (server/engine/PERF.md).  Set only while the value is Ceph's default,
- * as cluster.c does for its client defaults: ceph.rbd_non_blocking_aio=
- * or the conf file wins.  @return 0, or -1 with a message logged. */
-static int
-dispatch_inline (struct engine *e)
-{
-  char cur[16], err[512];
-  rados_t c;
-  size_t i;
-  int r;
-
-  for (i = 0; i < e->opts.nceph; i++)
-    if (strcmp (e->opts.ceph[i].name, "rbd_non_blocking_aio") == 0)
-      return 0;
-  if (rbdx_cluster_configure (&e->opts, &c, err, sizeof err) < 0)
-    return 0;                 /* the probe reports it */
-  r = rados_conf_get (c, "rbd_non_blocking_aio", cur, sizeof cur);
-  rados_shutdown (c);
-  if (r < 0 || strcmp (cur, "true") != 0)
-    return 0;
-  if (rbdx_options_set (&e->opts, "ceph.rbd_non_blocking_aio", "false",
-                        err, sizeof err) < 0) {
-    rbdx_error ("rbdx-engine: %s", err);
-    return -1;
-  }
-  return 0;
-}
-
 /* The checks of rbdx/export.h, as the plugin makes them in
  * .config_complete and .get_ready. */
 static int
@@ -180,8 +144,6 @@ prepare (struct engine *e)
     goto fail;
   /* Replies are written from librbd's callback (reply.c). */
   e->opts.completion = RBDX_COMPLETION_CALLBACK;
-  if (dispatch_inline (e) < 0)
-    return -1;
   max_open = e->opts.max_connections ? e->opts.max_connections
     : rbdx_budget_default (RBDX_CONN_THREADS);
   if (!e->opts.max_connections && max_open > RBDX_ENGINE_MAX_OPEN)
