@@ -59,6 +59,10 @@ enum rbdx_ctx_flags {
                                     watch, bounded OSD operations
                                     (rbdx_cluster_connect_probe): check and
                                     close again. */
+  RBDX_CTX_SHARED   = 1 << 2,  /**< a shared writer (writer.h), fed by the
+                                    threads of several connections: keeps
+                                    librbd's dispatch queue (see
+                                    rbdx_ctx_open). */
 };
 
 struct rbdx_ctx {
@@ -124,6 +128,13 @@ struct rbdx_ctx {
  * rbd_update_watch on it.  Such a handle takes the exclusive-lock only
  * when it writes; a snapshot handle (rbd_snap_set_by_id) never writes.
  * Probes open read-only (no watch, no lock).
+ * In completion mode RBDX_COMPLETION_CALLBACK (the engine) a context
+ * that is not RBDX_CTX_SHARED and has a Ceph client of its own
+ * (connections_per_client 1) is opened with rbd_non_blocking_aio=false,
+ * unless ceph.rbd_non_blocking_aio= or the conf file sets it: the
+ * thread that calls rbdx_ctx_aio then runs librbd's dispatch itself and
+ * the completion callback may run before rbdx_ctx_aio returns
+ * (server/core/DESIGN.md, "The core library and its two hosts").
  *
  * @param o      cluster options (conf, id, keyring, ceph.*).
  * @param spec   the image by name; a snapshot opens read-only.

@@ -352,6 +352,38 @@ start_reactor (struct rbdx_ctx *ctx, const struct rbdx_options *o,
   return 0;
 }
 
+/* librbd hands each asynchronous request to its io_context pool thread
+ * for dispatch unless rbd_non_blocking_aio is false (server/core/
+ * DESIGN.md).  For the engine's per-connection contexts one reader
+ * thread submits, and dispatching there saves a thread wake-up per
+ * request; a shared writer is fed by several readers, which then meet on
+ * the image's locks (measured slower at 2 connections: server/engine/
+ * PERF.md), so it keeps the queue.  Only on a Ceph client of this
+ * context's own (a shared client's setting would reach its other
+ * contexts) and only while the value is Ceph's default, as cluster.c
+ * does for its client defaults.  A failure leaves the default. */
+static void
+choose_dispatch (struct rbdx_ctx *ctx, const struct rbdx_options *o,
+                 unsigned flags)
+{
+  char cur[16];
+  size_t i;
+
+  if (o->completion != RBDX_COMPLETION_CALLBACK ||
+      (flags & (RBDX_CTX_SHARED | RBDX_CTX_PROBE)) ||
+      o->connections_per_client > 1)
+    return;
+  for (i = 0; i < o->nceph; i++)
+    if (strcmp (o->ceph[i].name, "rbd_non_blocking_aio") == 0)
+      return;
+  if (rados_conf_get (ctx->cluster, "rbd_non_blocking_aio", cur,
+                      sizeof cur) < 0 || strcmp (cur, "true") != 0)
+    return;
+  if (rados_conf_set (ctx->cluster, "rbd_non_blocking_aio", "false") < 0)
+    rbdx_debug ("rbdx: %s: cannot set rbd_non_blocking_aio=false",
+                ctx->name);
+}
+
 int
 rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
                const struct rbdx_ident *ident, unsigned flags,
@@ -386,6 +418,7 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
     ctx->cluster = NULL;
     goto fail;
   }
+  choose_dispatch (ctx, o, flags);
   r = open_image (ctx, o, spec, ident, flags, &rw, err, errlen);
   if (r < 0)
     goto fail;

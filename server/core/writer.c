@@ -136,7 +136,8 @@ rbdx_writer_get (const struct rbdx_options *o, const struct rbdx_spec *spec,
     return 0;
   }
   nw = calloc (1, sizeof *nw);
-  r = nw ? rbdx_ctx_open (o, spec, &conn->ident, 0, &nw->ctx, err, errlen)
+  r = nw ? rbdx_ctx_open (o, spec, &conn->ident, RBDX_CTX_SHARED, &nw->ctx,
+                         err, errlen)
          : -ENOMEM;
   if (r == 0 && o->exclusive)
     r = take_lock (nw->ctx, err, errlen);
