@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# test-bench-smoke: tests/bench/run --smoke produces a well-formed report.
+# test-bench-smoke: tests/bench/run --smoke (through tests/bench/both, on
+# this host's platform) produces a well-formed report, and tests/bench/combine
+# a well-formed combined report.
 #
 # Proves that the benchmark command works end to end (own sandbox cluster,
 # fully written images (default features, and layering only), fio-rbd, rbdx
@@ -17,18 +19,25 @@
 requires fio nbdkit rbd ceph-mon ceph-osd gnuplot
 [ -r "$RBDX_PLUGIN" ] || fail "plugin not built: $RBDX_PLUGIN"
 
-out="$(tmpdir)/report"
+# Through tests/bench/both, on this host's platform only: the Debian 13
+# half (a root, rbdx built in it, a second smoke run) costs minutes and is
+# not run here (tests/bench/README.md).  both runs tests/bench/run --smoke
+# into $both/$platform and then tests/bench/combine into $both.
+both="$(tmpdir)/both"
+platform=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-host}")
+out=$both/$platform
 # The engine systems: measured when the build has rbdx-engine, else they
 # must be reported as skipped.
 export RBDX_ENGINE=${RBDX_ENGINE:-$RBDX_BUILD/server/rbdx-engine}
 start=$SECONDS
 rc=0
-"$RBDX_TESTS/bench/run" --smoke --out "$out" >"$out.stdout" 2>"$out.stderr" || rc=$?
-say "run --smoke took $((SECONDS - start)) s (exit $rc)"
-[ "$rc" -eq 77 ] && skip "tests/bench/run: a requirement is missing: $(tail -n 3 "$out.stderr")"
+"$RBDX_TESTS/bench/both" --platforms "$platform" --smoke --out "$both" \
+  >"$both.stdout" 2>"$both.stderr" || rc=$?
+say "both --platforms $platform --smoke took $((SECONDS - start)) s (exit $rc)"
+[ "$rc" -eq 77 ] && skip "tests/bench/run: a requirement is missing: $(tail -n 3 "$out/stderr.txt")"
 if [ "$rc" -ne 0 ]; then
-  tail -n 30 "$out.stderr" >&2
-  fail "tests/bench/run --smoke exited with $rc"
+  tail -n 30 "$both.stderr" "$out/stderr.txt" >&2
+  fail "tests/bench/both --smoke exited with $rc"
 fi
 
 for f in report.md results.csv results.json chart.png; do
@@ -206,3 +215,61 @@ if errors:
 print(f"report OK: {len(rows)} runs ({len(ok)} ok)", file=sys.stderr)
 PY
 say "report in $out is well-formed"
+
+# The combined report of tests/bench/combine, with this one platform.
+for f in uptime-before.txt uptime-after.txt exit-status; do
+  [ -s "$out/$f" ] || fail "both: $platform/$f is missing or empty"
+done
+/usr/bin/python3 - "$both" "$platform" <<'PY' || fail "the combined report is not well-formed (see above)"
+import json, os, re, sys
+
+top, platform = sys.argv[1:3]
+errors = []
+def check(cond, msg):
+    if not cond:
+        errors.append(msg)
+
+md = open(os.path.join(top, "report.md")).read()
+for section in ("## Platforms", "## Targets", "## Results (medians)"):
+    check(section in md, f"combined report.md: no '{section}' section")
+check("| load before (uptime) | " in md and "| load after (uptime) | " in md,
+      "combined report.md: no load averages")
+tm = re.search(r"## Targets\n\n.*\n\n(\| target \| config \| required \|.*\n"
+               r"\|[-|]+\|\n((?:\|.*\|\n)+))", md)
+check(tm is not None, "combined report.md: no targets table")
+if tm:
+    trows = tm.group(2).splitlines()
+    for r in trows:
+        check(re.search(r"\*\*(MET|MISSED|N/A)\*\* \|$", r) is not None,
+              f"combined report.md: target row without a verdict: {r}")
+    for t in ("| randread-4k-qd32 IOPS | engine-c1 | >= 0.90x fio-rbd |",
+              "| randread-4k-qd32 IOPS | engine-c2 | >= 0.85x fio-rbd |",
+              "| randwrite-4k-qd32 IOPS | engine-c1 | >= 0.85x fio-rbd |",
+              "| randwrite-4k-qd32 IOPS | engine-c2 | >= 0.80x fio-rbd |",
+              "| randread-4k-qd1 mean latency | engine-c1 | <= 1.15x fio-rbd |",
+              "vs rbd-nbd | engine-cN (each N) | >= 1.00x rbd-nbd-c1 |",
+              "| randread-4k-qd32 IOPS, c2 vs c1 | nbdkit path |"):
+        check(t in tm.group(1), f"combined report.md: target '{t}' missing")
+check(re.search(r"^- Debian 12: \d+ MET, \d+ MISSED, \d+ N/A; \d+ of the verdicts", md, re.M)
+      or platform != "bookworm", "combined report.md: no summary line")
+for wl in ("randread-4k-qd32", "write-1m-qd8"):
+    m = re.search(r"^### " + wl + r"\n\n(\| system \|.*\n\|[-:|]+\|\n"
+                  r"((?:\|.*\|\n)+))", md, re.M)
+    check(m is not None, f"combined report.md: no table for {wl}")
+    if m:
+        check(re.search(r"^\| fio-rbd \| [0-9,.]+ \| 1\.00x \|", m.group(2),
+                        re.M) is not None,
+              f"combined report.md: {wl}: no fio-rbd row at 1.00x")
+data = json.load(open(os.path.join(top, "combined.json")))
+check([p["name"] for p in data["platforms"]] == [platform],
+      "combined.json: platforms " + str([p["name"] for p in data["platforms"]]))
+check(data["platforms"][0]["summary"], "combined.json: no medians")
+check(data["targets"] and all(t["result"] in ("MET", "MISSED", "N/A")
+                              for t in data["targets"]),
+      "combined.json: bad targets")
+if errors:
+    print("\n".join("  " + e for e in errors), file=sys.stderr)
+    sys.exit(1)
+print(f"combined report OK: {len(data['targets'])} targets", file=sys.stderr)
+PY
+say "combined report in $both is well-formed"
