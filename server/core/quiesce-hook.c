@@ -148,7 +148,11 @@ rbdx_quiesce_options_complete (const struct rbdx_quiesce_options *q,
                    "quiesce_device= need quiesce=true");
     return 0;
   }
-  return rbdx_quiesce_hook_check (rbdx_quiesce_hook_path (q), err, errlen);
+  /* A hook that is missing or not executable is a bad parameter value
+   * (-EINVAL, as the rest of the options), whatever stat or access said;
+   * the message names the path and the reason. */
+  return rbdx_quiesce_hook_check (rbdx_quiesce_hook_path (q), err, errlen) < 0
+         ? -EINVAL : 0;
 }
 
 int

@@ -85,6 +85,12 @@ test_complete (void **state)
   q.on = true;
   q.hook = strdup ("/bin/true");
   assert_int_equal (rbdx_quiesce_options_complete (&q, err, sizeof err), 0);
+  /* A missing or non-executable hook is a bad value: -EINVAL, not the
+   * errno of stat (fuzz-options found -ENOENT reaching the caller). */
+  free (q.hook);
+  q.hook = strdup ("/nonexistent/rbdx-hook");
+  assert_int_equal (rbdx_quiesce_options_complete (&q, err, sizeof err), -EINVAL);
+  assert_non_null (strstr (err, "No such file"));
   rbdx_quiesce_options_free (&q);
 }
 
