@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/engine/engine.c: rbdx-engine, the built-in engine's process
- * (engine.h):
+/* server/engine/engine.c (engine.h): rbdx-engine, the engine process:
  *   rbdx-engine [-v] [--readonly] --control PATH [--oldstyle PATH] [--]
  *               [image=]SPEC [KEY=VALUE...]
  *
