@@ -77,6 +77,10 @@ enum rbdx_encryption {
  * every further ancestor). */
 #define RBDX_ENCRYPTION_MAX 4
 
+/** The most bytes a passphrase file may hold (64 KiB); its buffer
+ * (rbdx_encryption_spec.passphrase) is this plus one byte. */
+#define RBDX_PASSPHRASE_MAX 65536
+
 /** One encryption_format= with its encryption_passphrase_file=: the
  * n-th of each, in the order given (the image's own first, then its
  * parent's, ...: the order of rbd's --encryption-format options). */
@@ -223,6 +227,18 @@ int rbdx_options_set (struct rbdx_options *o, const char *key,
  * @return 0, -EINVAL with a message in @p err, or -ENOMEM ("out of
  *         memory" in @p err). */
 int rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen);
+
+/** The encryption step of rbdx_options_complete (options-enc.c): as many
+ * encryption_format= as encryption_passphrase_file= (the n-th format goes
+ * with the n-th file, the image's own first), then every passphrase file
+ * read into its spec: a regular readable file of 1 byte to 64 KiB, read
+ * unbuffered (no stdio copy of the secret), a final newline kept aside
+ * in passphrase_nl.  Called by rbdx_options_complete only.
+ * @return 0; -EINVAL with a message naming the key, the file and the
+ *         reason (never the passphrase) in @p err; -ENOMEM.
+ * Not thread-safe for the same @p o. */
+int rbdx_options_read_passphrases (struct rbdx_options *o, char *err,
+                                   size_t errlen);
 
 /** Parse a size the way Ceph parses its size options (and librbd its
  * rbd_qos_* values): a whole number with an optional binary suffix K, M,

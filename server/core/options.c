@@ -2,7 +2,6 @@
 /* rbdx core: parameter parsing (see options.h). */
 #include <errno.h>
 #include <stdbool.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,22 +10,10 @@
 #include <unistd.h>
 
 #include "rbdx/budget.h"
+#include "rbdx/opterr.h"
 #include "rbdx/options.h"
 
 #define CEPH_PREFIX "ceph."
-
-static int
-set_err (char *err, size_t errlen, const char *fmt, ...)
-{
-  va_list ap;
-
-  if (errlen) {
-    va_start (ap, fmt);
-    vsnprintf (err, errlen, fmt, ap);
-    va_end (ap);
-  }
-  return -EINVAL;
-}
 
 /* Store a copy of value in *slot unless the key was already given. */
 static int
@@ -34,7 +21,7 @@ set_once (char **slot, const char *key, const char *value,
           char *err, size_t errlen)
 {
   if (*slot)
-    return set_err (err, errlen, "%s= given twice ('%s' and '%s')",
+    return rbdx_opt_err (err, errlen, "%s= given twice ('%s' and '%s')",
                  key, *slot, value);
   *slot = strdup (value);
   return *slot ? 0 : -ENOMEM;
@@ -49,10 +36,10 @@ set_ceph (struct rbdx_options *o, const char *name, const char *value,
   size_t i;
 
   if (*name == '\0')
-    return set_err (err, errlen, "'ceph.' needs an option name, "
+    return rbdx_opt_err (err, errlen, "'ceph.' needs an option name, "
                  "as in ceph.rados_osd_op_timeout=30");
   if (strchr (name, ' ') || strchr (name, '.'))
-    return set_err (err, errlen, "ceph.%s: a Ceph option name has no spaces "
+    return rbdx_opt_err (err, errlen, "ceph.%s: a Ceph option name has no spaces "
                  "or dots (use underscores, as in ceph.rbd_cache)", name);
 
   for (i = 0; i < o->nceph; i++) {
@@ -125,7 +112,7 @@ set_keyword (const char *key, const char *value,
   int i, n = 0, shown = 0;
 
   if (*set)
-    return set_err (err, errlen, "%s= given twice", key);
+    return rbdx_opt_err (err, errlen, "%s= given twice", key);
   for (i = 0; names[i].name; i++) {
     if (strcmp (value, names[i].name) == 0) {
       *slot = names[i].value;
@@ -143,7 +130,7 @@ set_keyword (const char *key, const char *value,
               "%s%s", shown == 1 ? "" : shown < n ? ", " : " or ",
               names[i].name);
   }
-  return set_err (err, errlen, "%s='%s': expected %s", key, value, expected);
+  return rbdx_opt_err (err, errlen, "%s='%s': expected %s", key, value, expected);
 }
 
 const char *const rbdx_qos_names[RBDX_QOS_N] = {
@@ -171,18 +158,18 @@ set_qos (struct rbdx_options *o, const char *key, const char *value,
       if (strcmp (name + n, parts[p]) == 0)
         goto found;
   }
-  return set_err (err, errlen, "%s: unknown QoS setting (expected qos.NAME_limit, "
+  return rbdx_opt_err (err, errlen, "%s: unknown QoS setting (expected qos.NAME_limit, "
                "qos.NAME_burst or qos.NAME_burst_seconds with NAME one of "
                "iops, read_iops, write_iops, bps, read_bps, write_bps)", key);
 found:
   if (rbdx_parse_size (value, &v) < 0 || (p == 2 && v == 0))
-    return set_err (err, errlen, "%s='%s': expected a whole number%s", key, value,
+    return rbdx_opt_err (err, errlen, "%s='%s': expected a whole number%s", key, value,
                  p == 2 ? " of seconds above 0"
                  : " (0: no limit; K, M, G suffixes as in Ceph)");
   q = &o->qos[i];
   if ((p == 0 && q->limit_set) || (p == 1 && q->burst_set) ||
       (p == 2 && q->burst_seconds_set))
-    return set_err (err, errlen, "%s= given twice", key);
+    return rbdx_opt_err (err, errlen, "%s= given twice", key);
   if (p == 0)
     q->limit = v, q->limit_set = true;
   else if (p == 1)
@@ -205,7 +192,7 @@ set_encryption (struct rbdx_options *o, const char *key, const char *value,
   int r;
 
   if (*n == RBDX_ENCRYPTION_MAX)
-    return set_err (err, errlen, "%s= given more than %d times (the image's "
+    return rbdx_opt_err (err, errlen, "%s= given more than %d times (the image's "
                     "own and one per encrypted parent with a passphrase of "
                     "its own)", key, RBDX_ENCRYPTION_MAX);
   if (!format) {
@@ -232,7 +219,7 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
   if (errlen)
     err[0] = '\0';
   if (value == NULL || *value == '\0')
-    return set_err (err, errlen, "%s= needs a value", key);
+    return rbdx_opt_err (err, errlen, "%s= needs a value", key);
 
   if (strncmp (key, CEPH_PREFIX, strlen (CEPH_PREFIX)) == 0)
     return set_ceph (o, key + strlen (CEPH_PREFIX), value, err, errlen);
@@ -246,7 +233,7 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
       char prev[RBDX_SPEC_MAX + 8];
 
       rbdx_spec_format (&o->spec, prev, sizeof prev);
-      return set_err (err, errlen, "image= given twice ('%s' and '%s')",
+      return rbdx_opt_err (err, errlen, "image= given twice ('%s' and '%s')",
                    prev, value);
     }
     text = strdup (value);
@@ -256,7 +243,7 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
     if (r < 0) {
       free (text);
       if (r == -EINVAL)
-        return set_err (err, errlen, "image='%s': %s", value, why);
+        return rbdx_opt_err (err, errlen, "image='%s': %s", value, why);
       return r;
     }
     o->image_text = text;
@@ -266,10 +253,10 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
     const char *slash = strchr (value, '/');
 
     if (o->pool)
-      return set_err (err, errlen, "pool= given twice");
+      return rbdx_opt_err (err, errlen, "pool= given twice");
     if (strchr (value, '@') || slash == value ||
         (slash && (slash[1] == '\0' || strchr (slash + 1, '/'))))
-      return set_err (err, errlen, "pool='%s': expected POOL or "
+      return rbdx_opt_err (err, errlen, "pool='%s': expected POOL or "
                    "POOL/NAMESPACE", value);
     o->pool = slash ? strndup (value, (size_t) (slash - value))
                     : strdup (value);
@@ -284,10 +271,10 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
     bool n = key[0] == 'n';
 
     if (n ? o->notrim_set : o->exclusive_set)
-      return set_err (err, errlen, "%s= given twice", key);
+      return rbdx_opt_err (err, errlen, "%s= given twice", key);
     r = rbdx_parse_bool (value);
     if (r < 0)
-      return set_err (err, errlen, "%s='%s': expected true or false", key,
+      return rbdx_opt_err (err, errlen, "%s='%s': expected true or false", key,
                    value);
     *(n ? &o->notrim : &o->exclusive) = r;
     *(n ? &o->notrim_set : &o->exclusive_set) = true;
@@ -297,13 +284,13 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
     char *end;
 
     if (o->snap_id_set)
-      return set_err (err, errlen, "snap_id= given twice");
+      return rbdx_opt_err (err, errlen, "snap_id= given twice");
     errno = 0;
     o->snap_id = strtoull (value, &end, 10);
     /* Ceph reserves UINT64_MAX - 1 (CEPH_NOSNAP) and UINT64_MAX. */
     if (*value < '0' || *value > '9' || *end || errno ||
         o->snap_id >= UINT64_MAX - 1)
-      return set_err (err, errlen, "snap_id='%s': expected a snapshot id, "
+      return rbdx_opt_err (err, errlen, "snap_id='%s': expected a snapshot id, "
                       "a whole number as `rbd snap ls` shows it", value);
     o->snap_id_set = true;
     return 0;
@@ -314,7 +301,7 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
     return set_once (&o->conf, key, value, err, errlen);
   if (strcmp (key, "id") == 0) {
     if (strncmp (value, "client.", 7) == 0)
-      return set_err (err, errlen, "id='%s': give the cephx id without the "
+      return rbdx_opt_err (err, errlen, "id='%s': give the cephx id without the "
                    "'client.' prefix (id=%s)", value, value + 7);
     return set_once (&o->id, key, value, err, errlen);
   }
@@ -326,21 +313,21 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
     return set_once (&o->cluster, key, value, err, errlen);
   if (strcmp (key, "size_file") == 0) {
     if (value[0] != '/')
-      return set_err (err, errlen, "size_file='%s': must be an absolute path", value);
+      return rbdx_opt_err (err, errlen, "size_file='%s': must be an absolute path", value);
     return set_once (&o->size_file, key, value, err, errlen);
   }
   if (strcmp (key, "metrics_file") == 0) {
     if (value[0] != '/')
-      return set_err (err, errlen, "metrics_file='%s': must be an absolute path",
+      return rbdx_opt_err (err, errlen, "metrics_file='%s': must be an absolute path",
                    value);
     return set_once (&o->metrics_file, key, value, err, errlen);
   }
   if (strcmp (key, "metrics_interval") == 0) {
     uint64_t v;
     if (o->metrics_interval)
-      return set_err (err, errlen, "metrics_interval= given twice");
+      return rbdx_opt_err (err, errlen, "metrics_interval= given twice");
     if (rbdx_parse_size (value, &v) < 0 || v == 0 || v > 3600)
-      return set_err (err, errlen, "metrics_interval='%s': expected seconds, "
+      return rbdx_opt_err (err, errlen, "metrics_interval='%s': expected seconds, "
                    "1 to 3600", value);
     o->metrics_interval = (unsigned) v;
     return 0;
@@ -348,10 +335,10 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
   if (strcmp (key, "connections_per_client") == 0) {
     uint64_t v;
     if (o->connections_per_client)
-      return set_err (err, errlen, "connections_per_client= given twice");
+      return rbdx_opt_err (err, errlen, "connections_per_client= given twice");
     if (rbdx_parse_size (value, &v) < 0 || v == 0
         || v > RBDX_CONNECTIONS_PER_CLIENT_MAX)
-      return set_err (err, errlen, "connections_per_client='%s': expected a "
+      return rbdx_opt_err (err, errlen, "connections_per_client='%s': expected a "
                       "number of connections, 1 to %d", value,
                       RBDX_CONNECTIONS_PER_CLIENT_MAX);
     o->connections_per_client = (unsigned) v;
@@ -360,10 +347,10 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
   if (strcmp (key, "max_connections") == 0) {
     uint64_t v;
     if (o->max_connections)
-      return set_err (err, errlen, "max_connections= given twice");
+      return rbdx_opt_err (err, errlen, "max_connections= given twice");
     if (rbdx_parse_size (value, &v) < 0 || v == 0
         || v > RBDX_MAX_CONNECTIONS_LIMIT)
-      return set_err (err, errlen, "max_connections='%s': expected a number "
+      return rbdx_opt_err (err, errlen, "max_connections='%s': expected a number "
                       "of connections, 1 to %d", value,
                       RBDX_MAX_CONNECTIONS_LIMIT);
     o->max_connections = (unsigned) v;
@@ -380,31 +367,16 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
                         &o->completion_set, err, errlen);
   if (strcmp (key, "identity") == 0) {
     if (o->identity_set)
-      return set_err (err, errlen, "identity= given twice");
+      return rbdx_opt_err (err, errlen, "identity= given twice");
     if (rbdx_ident_parse (value, &o->identity) < 0)
-      return set_err (err, errlen, "identity='%s': expected POOLID/"
+      return rbdx_opt_err (err, errlen, "identity='%s': expected POOLID/"
                       "[NAMESPACE/]IMAGEID[@SNAPID], as the export "
                       "description shows it", value);
     o->identity_set = true;
     return 0;
   }
-  return set_err (err, errlen, "unknown parameter '%s' (see nbdkit rbdx --help; "
+  return rbdx_opt_err (err, errlen, "unknown parameter '%s' (see nbdkit rbdx --help; "
                "Ceph options are given as ceph.NAME=VALUE)", key);
-}
-
-static int
-check_file (const char *key, const char *path, char *err, size_t errlen)
-{
-  struct stat st;
-
-  if (!path)
-    return 0;
-  if (stat (path, &st) != 0 || access (path, R_OK) != 0)
-    return set_err (err, errlen, "%s='%s': cannot read it: %s",
-                 key, path, strerror (errno));
-  if (!S_ISREG (st.st_mode))
-    return set_err (err, errlen, "%s='%s': not a regular file", key, path);
-  return 0;
 }
 
 /* size_file=PATH: its directory must exist and be writable (the file is
@@ -421,11 +393,11 @@ check_dir (const char *key, const char *path, char *err, size_t errlen)
   slash = strrchr (path, '/');
   n = slash == path ? 1 : (size_t) (slash - path);
   if (n >= sizeof dir)
-    return set_err (err, errlen, "%s='%s': path too long", key, path);
+    return rbdx_opt_err (err, errlen, "%s='%s': path too long", key, path);
   memcpy (dir, path, n);
   dir[n] = '\0';
   if (access (dir, W_OK | X_OK) != 0)
-    return set_err (err, errlen, "%s='%s': cannot write in %s: %s",
+    return rbdx_opt_err (err, errlen, "%s='%s': cannot write in %s: %s",
                  key, path, dir, strerror (errno));
   return 0;
 }
@@ -434,67 +406,6 @@ static bool
 same (const char *a, const char *b)
 {
   return (!a && !b) || (a && b && strcmp (a, b) == 0);
-}
-
-#define PASSPHRASE_MAX 65536
-
-/* Read the passphrase file of @e into e->passphrase. */
-static int
-read_passphrase (struct rbdx_encryption_spec *e, char *err, size_t errlen)
-{
-  const char *key = "encryption_passphrase_file";
-  FILE *f;
-  size_t n;
-  int r;
-
-  r = check_file (key, e->passphrase_file, err, errlen);
-  if (r < 0)
-    return r;
-  e->passphrase = malloc (PASSPHRASE_MAX + 1);
-  if (!e->passphrase)
-    return -ENOMEM;
-  f = fopen (e->passphrase_file, "re");
-  if (!f)
-    return set_err (err, errlen, "%s='%s': %s", key, e->passphrase_file,
-                 strerror (errno));
-  /* No stdio buffer: it would keep a copy of the secret. */
-  setvbuf (f, NULL, _IONBF, 0);
-  n = fread (e->passphrase, 1, PASSPHRASE_MAX + 1, f);
-  fclose (f);
-  if (n == 0 || n > PASSPHRASE_MAX)
-    return set_err (err, errlen, "%s='%s': %s", key, e->passphrase_file,
-                 n ? "longer than 64 KiB" : "empty");
-  /* Ceph 16.2.15's `rbd encryption format` drops the file's final
-   * newline ("abc\n" formats with "abc", "abc\ndef\n" with "abc\ndef");
-   * Ceph 18.2.7's keeps it (the whole file; Reef release notes).  Keep both forms: the
-   * newline stays in the buffer, and rbdx_load_encryption tries it too,
-   * so one file opens images formatted by either. */
-  e->passphrase_nl = e->passphrase[n - 1] == '\n';
-  if (e->passphrase_nl)
-    n--;
-  e->passphrase_len = n;
-  return 0;
-}
-
-/* encryption_format= and encryption_passphrase_file= pair up, n-th with
- * n-th; then every passphrase file is read. */
-static int
-complete_encryption (struct rbdx_options *o, char *err, size_t errlen)
-{
-  size_t i;
-  int r;
-
-  if (o->nenc != o->nenc_files)
-    return set_err (err, errlen, "encryption_format= given %zu times and "
-                    "encryption_passphrase_file= %zu times: they go "
-                    "together, one format per passphrase file (the image's "
-                    "own first, then its parent's)", o->nenc, o->nenc_files);
-  for (i = 0; i < o->nenc; i++) {
-    r = read_passphrase (&o->enc[i], err, errlen);
-    if (r < 0)
-      return r;
-  }
-  return 0;
 }
 
 static int
@@ -506,7 +417,7 @@ options_complete (struct rbdx_options *o, char *err, size_t errlen)
   if (errlen)
     err[0] = '\0';
   if (!o->spec.image && !o->pool)
-    return set_err (err, errlen, "no image given: use nbdkit rbdx "
+    return rbdx_opt_err (err, errlen, "no image given: use nbdkit rbdx "
                  "[pool/[namespace/]]image[@snapshot], or pool=POOL to "
                  "serve every image of a pool");
   if (o->spec.image && o->pool) {
@@ -516,7 +427,7 @@ options_complete (struct rbdx_options *o, char *err, size_t errlen)
 
     r = rbdx_spec_parse (o->image_text, o->pool, &spec, &why);
     if (r == -EINVAL)
-      return set_err (err, errlen, "image='%s': %s (pool='%s')",
+      return rbdx_opt_err (err, errlen, "image='%s': %s (pool='%s')",
                    o->image_text, why, o->pool);
     if (r < 0)
       return r;
@@ -529,39 +440,39 @@ options_complete (struct rbdx_options *o, char *err, size_t errlen)
         return -ENOMEM;
     }
     if (strcmp (o->spec.pool, o->pool) != 0 || !same (o->spec.ns, o->pool_ns))
-      return set_err (err, errlen, "image='%s' is not in pool='%s%s%s'",
+      return rbdx_opt_err (err, errlen, "image='%s' is not in pool='%s%s%s'",
                    o->image_text, o->pool, o->pool_ns ? "/" : "",
                    o->pool_ns ? o->pool_ns : "");
   }
   if (o->snap_id_set && (o->pool || !o->spec.image || o->spec.snap))
-    return set_err (err, errlen, "snap_id= names a snapshot of the image "
+    return rbdx_opt_err (err, errlen, "snap_id= names a snapshot of the image "
                     "given as image=, which then names none (no @SNAP), "
                     "without pool=");
   if (o->identity_set &&
       (o->pool || !o->spec.image ||
        !rbdx_options_snapshot (o) != (o->identity.snap_id == RBDX_NOSNAP) ||
        (o->snap_id_set && o->snap_id != o->identity.snap_id)))
-    return set_err (err, errlen, "identity= pins the image given as image= "
+    return rbdx_opt_err (err, errlen, "identity= pins the image given as image= "
                     "(a snapshot identity for a snapshot spec or snap_id=, "
                     "then that one), without pool=");
   if (o->exclusive && o->writers == RBDX_WRITERS_PER_CONNECTION)
-    return set_err (err, errlen, "exclusive=true needs one lock owner: it "
+    return rbdx_opt_err (err, errlen, "exclusive=true needs one lock owner: it "
                  "cannot be combined with writers=per-connection");
   if (o->size_file && o->pool)
-    return set_err (err, errlen, "size_file= holds the size of one image: it "
+    return rbdx_opt_err (err, errlen, "size_file= holds the size of one image: it "
                  "cannot be combined with pool=");
   if (o->advertise_size == RBDX_ADVERTISE_MAX && !o->size_file)
-    return set_err (err, errlen, "advertise_size=max needs size_file=, where "
+    return rbdx_opt_err (err, errlen, "advertise_size=max needs size_file=, where "
                  "clients learn the real size (it is for the rbdx mapper)");
   r = check_dir ("size_file", o->size_file, err, errlen);
   if (r == 0)
     r = check_dir ("metrics_file", o->metrics_file, err, errlen);
   if (r == 0)
-    r = check_file ("conf", o->conf, err, errlen);
+    r = rbdx_opt_check_file ("conf", o->conf, err, errlen);
   if (r == 0)
-    r = check_file ("keyring", o->keyring, err, errlen);
+    r = rbdx_opt_check_file ("keyring", o->keyring, err, errlen);
   if (r == 0)
-    r = complete_encryption (o, err, errlen);
+    r = rbdx_options_read_passphrases (o, err, errlen);
   if (r == 0)
     r = rbdx_quiesce_options_complete (&o->quiesce, err, errlen);
   return r;
@@ -602,7 +513,7 @@ rbdx_options_free (struct rbdx_options *o)
 
   for (i = 0; i < RBDX_ENCRYPTION_MAX; i++) {
     if (o->enc[i].passphrase)
-      explicit_bzero (o->enc[i].passphrase, PASSPHRASE_MAX + 1);
+      explicit_bzero (o->enc[i].passphrase, RBDX_PASSPHRASE_MAX + 1);
     free (o->enc[i].passphrase);
     free (o->enc[i].passphrase_file);
   }

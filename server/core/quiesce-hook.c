@@ -2,28 +2,15 @@
 /* rbdx core: the quiesce parameters and the hook's command line (see
  * quiesce-hook.h). */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rbdx/opterr.h"
 #include "rbdx/options.h"
 #include "rbdx/quiesce-hook.h"
-
-static int
-fail (char *err, size_t errlen, const char *fmt, ...)
-{
-  va_list ap;
-
-  if (errlen) {
-    va_start (ap, fmt);
-    vsnprintf (err, errlen, fmt, ap);
-    va_end (ap);
-  }
-  return -EINVAL;
-}
 
 bool
 rbdx_quiesce_is_key (const char *key)
@@ -51,7 +38,7 @@ set_string (char **slot, const char *key, const char *value, char *err,
             size_t errlen)
 {
   if (*slot)
-    return fail (err, errlen, "%s= given twice", key);
+    return rbdx_opt_err (err, errlen, "%s= given twice", key);
   *slot = strdup (value);
   return *slot ? 0 : -ENOMEM;
 }
@@ -64,22 +51,22 @@ rbdx_quiesce_option_set (struct rbdx_quiesce_options *q, const char *key,
     int r = rbdx_parse_bool (value);
 
     if (q->on_set)
-      return fail (err, errlen, "quiesce= given twice");
+      return rbdx_opt_err (err, errlen, "quiesce= given twice");
     if (r < 0)
-      return fail (err, errlen, "quiesce='%s': expected true or false", value);
+      return rbdx_opt_err (err, errlen, "quiesce='%s': expected true or false", value);
     q->on = r;
     q->on_set = true;
     return 0;
   }
   if (strcmp (key, "quiesce_hook") == 0) {
     if (value[0] != '/')
-      return fail (err, errlen, "quiesce_hook='%s': must be an absolute path",
+      return rbdx_opt_err (err, errlen, "quiesce_hook='%s': must be an absolute path",
                    value);
     return set_string (&q->hook, key, value, err, errlen);
   }
   if (strcmp (key, "quiesce_device") == 0) {
     if (!rbdx_quiesce_device_ok (value))
-      return fail (err, errlen, "quiesce_device='%s': expected 1 to 255 "
+      return rbdx_opt_err (err, errlen, "quiesce_device='%s': expected 1 to 255 "
                    "printable bytes not starting with '-'", value);
     return set_string (&q->device, key, value, err, errlen);
   }
@@ -88,17 +75,17 @@ rbdx_quiesce_option_set (struct rbdx_quiesce_options *q, const char *key,
     unsigned long v;
 
     if (q->timeout)
-      return fail (err, errlen, "quiesce_timeout= given twice");
+      return rbdx_opt_err (err, errlen, "quiesce_timeout= given twice");
     errno = 0;
     v = strtoul (value, &end, 10);
     if (*value < '0' || *value > '9' || *end || errno || v < 1 ||
         v > RBDX_QUIESCE_TIMEOUT_MAX)
-      return fail (err, errlen, "quiesce_timeout='%s': expected whole "
+      return rbdx_opt_err (err, errlen, "quiesce_timeout='%s': expected whole "
                    "seconds from 1 to %u", value, RBDX_QUIESCE_TIMEOUT_MAX);
     q->timeout = (unsigned) v;
     return 0;
   }
-  return fail (err, errlen, "%s: not a quiesce parameter", key);
+  return rbdx_opt_err (err, errlen, "%s: not a quiesce parameter", key);
 }
 
 int
@@ -107,7 +94,7 @@ rbdx_quiesce_hook_check (const char *path, char *err, size_t errlen)
   struct stat st;
 
   if (path[0] != '/')
-    return fail (err, errlen, "quiesce hook '%s': must be an absolute path",
+    return rbdx_opt_err (err, errlen, "quiesce hook '%s': must be an absolute path",
                  path);
   if (stat (path, &st) < 0) {
     int e = errno;
@@ -117,7 +104,7 @@ rbdx_quiesce_hook_check (const char *path, char *err, size_t errlen)
     return -e;
   }
   if (!S_ISREG (st.st_mode))
-    return fail (err, errlen, "quiesce hook '%s': not a regular file", path);
+    return rbdx_opt_err (err, errlen, "quiesce hook '%s': not a regular file", path);
   if (access (path, X_OK) < 0) {
     if (errlen)
       snprintf (err, errlen, "quiesce hook '%s': not executable", path);
@@ -144,7 +131,7 @@ rbdx_quiesce_options_complete (const struct rbdx_quiesce_options *q,
 {
   if (!q->on) {
     if (q->hook || q->timeout || q->device)
-      return fail (err, errlen, "quiesce_hook=, quiesce_timeout= and "
+      return rbdx_opt_err (err, errlen, "quiesce_hook=, quiesce_timeout= and "
                    "quiesce_device= need quiesce=true");
     return 0;
   }
