@@ -286,7 +286,14 @@ apply (struct rbdx_nbd_args *a, const struct opt *o, const char *arg,
     a->snap_id = n;
     break;
   case O_QUIESCE: a->quiesce = true; break;
-  case O_QUIESCE_HOOK: a->quiesce_hook = v; break;
+  case O_QUIESCE_HOOK:
+    /* The server checks the file (quiesce-hook.h); a relative path or a
+     * control character is refused here, before anything starts. */
+    if (v[0] != '/' || rbdx_spec_has_control (v))
+      return fail (a, "rbd-nbd: --quiesce-hook %s: an absolute path without "
+                   "control characters is needed", Q (v));
+    a->quiesce_hook = v;
+    break;
   case O_READ_ONLY: a->read_only = true; break;
   case O_EXCLUSIVE: a->exclusive = true; break;
   case O_NOTRIM: a->notrim = true; break;

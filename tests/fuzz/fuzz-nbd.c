@@ -120,7 +120,11 @@ check_accepted (const struct rbdx_nbd_args *a)
     CHECK (strcmp (canon, a->target) == 0);
   }
   if (a->cmd == RBDX_NBD_MAP || a->cmd == RBDX_NBD_ATTACH)
-    CHECK (a->spec && !a->quiesce && !a->quiesce_hook);
+    CHECK (a->spec);
+  /* --quiesce-hook reaches the server as quiesce_hook=: absolute, and no
+   * control character. */
+  if (a->quiesce_hook)
+    CHECK (a->quiesce_hook[0] == '/' && !has_control (a->quiesce_hook));
   if (a->cmd == RBDX_NBD_ATTACH)
     CHECK (a->device);
   if (a->snap_id >= 0 && a->spec)

@@ -444,6 +444,10 @@ test_refused (void **state)
   assert_true (a.quiesce);
   assert_string_equal (a.quiesce_hook, "/usr/local/bin/hook");
   rbdx_nbd_args_free (&a);
+  parse_bad ("map p/i --quiesce --quiesce-hook hooks/h",
+             "rbd-nbd: --quiesce-hook hooks/h: an absolute path");
+  parse_bad ("map p/i --quiesce --quiesce-hook -x",
+             "rbd-nbd: --quiesce-hook -x: an absolute path");
   /* Elsewhere rbd-nbd ignores them, and so does rbdx. */
   parse_ok ("list-mapped -f --quiesce --notrim");
   assert_int_equal (a.cmd, RBDX_NBD_LIST);
