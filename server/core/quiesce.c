@@ -303,12 +303,15 @@ group_thread (void *arg)
       if (m->st == M_NOTIFIED && q->state == G_IDLE && q->failed_r &&
           m->round != q->round && mono_ns () < q->failed_until)
         ack (q, m, q->failed_r);
-    if (q->stop)
-      break;
-    if (q->state == G_IDLE && any_notified (q))
-      run_round (q);
-    else if (q->state == G_QUIESCED && q->pending_unq == 0)
+    /* Before the stop: the last member leaving while quiesced drops the
+     * pending count to 0 and then stops the group; the thaw must still
+     * run, or the filesystem stays frozen. */
+    if (q->state == G_QUIESCED && q->pending_unq == 0)
       run_unquiesce (q);
+    else if (q->stop)
+      break;
+    else if (q->state == G_IDLE && any_notified (q))
+      run_round (q);
     else
       pthread_cond_wait (&q->cond, &q->lock);
   }
