@@ -138,7 +138,7 @@ struct rbdx_ctx {
  * when it writes; a snapshot handle (rbd_snap_set_by_id) never writes.
  * Probes open read-only (no watch, no lock).
  * In completion mode RBDX_COMPLETION_CALLBACK (the engine) a context
- * with a Ceph client of its own (connections_per_client 1) is opened
+ * (also on a client shared by connections_per_client=) is opened
  * with rbd_non_blocking_aio=false, unless ceph.rbd_non_blocking_aio= or
  * the conf file sets it: the thread that calls rbdx_ctx_aio then runs
  * librbd's dispatch itself and the completion callback may run before

@@ -359,12 +359,13 @@ start_reactor (struct rbdx_ctx *ctx, const struct rbdx_options *o,
  * per-connection context is fed by its one reader thread; a shared
  * writer by the readers of several connections, one at a time
  * (ctx->sub: queued behind the thread in librbd, never waiting on the
- * image's locks).  Only on a Ceph client of this context's own (a
- * shared client's setting would reach its other contexts) and only
- * while the value is Ceph's default, as cluster.c does for its client
- * defaults.  A failure leaves the default.  A shared writer takes its
- * callers one at a time whoever set the value false (the conf file or
- * ceph.rbd_non_blocking_aio=false too). */
+ * image's locks).  A client shared by several contexts
+ * (connections_per_client=) serves only such contexts in the engine, so
+ * its setting may reach them all; librbd reads it when an image is
+ * opened.  Only while the value is Ceph's default, as cluster.c does for
+ * its client defaults; a failure leaves the default.  A shared writer
+ * takes its callers one at a time whoever set the value false (the conf
+ * file or ceph.rbd_non_blocking_aio=false too). */
 static void
 choose_dispatch (struct rbdx_ctx *ctx, const struct rbdx_options *o,
                  unsigned flags)
@@ -373,8 +374,7 @@ choose_dispatch (struct rbdx_ctx *ctx, const struct rbdx_options *o,
   char cur[16];
   size_t i;
 
-  if (o->completion != RBDX_COMPLETION_CALLBACK ||
-      (flags & RBDX_CTX_PROBE) || o->connections_per_client > 1)
+  if (o->completion != RBDX_COMPLETION_CALLBACK || (flags & RBDX_CTX_PROBE))
     return;
   for (i = 0; i < o->nceph; i++)
     if (strcmp (o->ceph[i].name, "rbd_non_blocking_aio") == 0)
