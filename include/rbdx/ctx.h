@@ -60,9 +60,8 @@ enum rbdx_ctx_flags {
                                     (rbdx_cluster_connect_probe): check and
                                     close again. */
   RBDX_CTX_SHARED   = 1 << 2,  /**< a shared writer (writer.h), fed by the
-                                    threads of several connections: keeps
-                                    librbd's dispatch queue (see
-                                    rbdx_ctx_open). */
+                                    threads of several connections, one
+                                    at a time (see rbdx_ctx_open). */
 };
 
 struct rbdx_ctx {
@@ -112,6 +111,16 @@ struct rbdx_ctx {
   char *name;                /**< canonical "pool/[ns/]image[@snap]", owned. */
   struct rbdx_size_entry size_entry;  /**< in size_file='s registry
                                           (sizefile.h) while it watches. */
+  /** A shared writer that dispatches in its callers' threads
+   * (rbd_non_blocking_aio=false, rbdx_ctx_open) lets one of them into
+   * librbd at a time: rbdx_ctx_aio queues a request here while another
+   * thread submits, and that thread submits it too (ctx-io.c). */
+  struct {
+    pthread_mutex_t lock;
+    struct rbdx_aio *head, *tail;  /**< waiting for the submitter. */
+    bool busy;               /**< a thread is submitting. */
+    bool on;                 /**< set at open; read-only afterwards. */
+  } sub;
 };
 
 /** Connect, open the image and set up completion reaping.
@@ -129,12 +138,16 @@ struct rbdx_ctx {
  * when it writes; a snapshot handle (rbd_snap_set_by_id) never writes.
  * Probes open read-only (no watch, no lock).
  * In completion mode RBDX_COMPLETION_CALLBACK (the engine) a context
- * that is not RBDX_CTX_SHARED and has a Ceph client of its own
- * (connections_per_client 1) is opened with rbd_non_blocking_aio=false,
- * unless ceph.rbd_non_blocking_aio= or the conf file sets it: the
- * thread that calls rbdx_ctx_aio then runs librbd's dispatch itself and
- * the completion callback may run before rbdx_ctx_aio returns
- * (server/core/DESIGN.md, "The core library and its two hosts").
+ * (also on a client shared by connections_per_client=) is opened
+ * with rbd_non_blocking_aio=false, unless ceph.rbd_non_blocking_aio= or
+ * the conf file sets it: the thread that calls rbdx_ctx_aio then runs
+ * librbd's dispatch itself and the completion callback may run before
+ * rbdx_ctx_aio returns (server/core/DESIGN.md, "The core library and
+ * its two hosts").  On an RBDX_CTX_SHARED context so opened, one
+ * calling thread at a time dispatches: a request submitted while
+ * another thread is in librbd is queued and dispatched by that thread
+ * (ctx->sub), so rbdx_ctx_aio never waits for another caller's
+ * dispatch.
  *
  * @param o      cluster options (conf, id, keyring, ceph.*).
  * @param spec   the image by name; a snapshot opens read-only.
@@ -228,6 +241,7 @@ struct rbdx_aio {
    * completion thread). */
   void (*done) (struct rbdx_aio *a, int ret);
   struct rbdx_ctx *ctx;      /**< set by rbdx_ctx_aio. */
+  struct rbdx_aio *next;     /**< rbdx_ctx_aio's own (ctx->sub's queue). */
 };
 
 /** Submit @p a with the checks and results of rbdx_ctx_read, _write,

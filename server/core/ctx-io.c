@@ -142,13 +142,12 @@ aio_done (rbd_completion_t c, void *arg)
   a->done (a, finish (a->ctx, a->op, a->count, r));
 }
 
-void
-rbdx_ctx_aio (struct rbdx_ctx *ctx, struct rbdx_aio *a)
+static void
+submit_one (struct rbdx_ctx *ctx, struct rbdx_aio *a)
 {
   rbd_completion_t c;
   int r;
 
-  a->ctx = ctx;
   r = prepare (ctx, a->op, a->count, a->offset);
   if (r == 0) {
     r = rbd_aio_create_completion (a, aio_done, &c);
@@ -160,6 +159,53 @@ rbdx_ctx_aio (struct rbdx_ctx *ctx, struct rbdx_aio *a)
     }
   }
   a->done (a, r == 1 ? 0 : finish (ctx, a->op, a->count, r));
+}
+
+/* One submitter at a time (ctx->sub, ctx.h): the thread that finds no
+ * other submitting runs librbd's dispatch for its request and for every
+ * request the threads of other connections queue meanwhile, in order;
+ * the others return at once.  No lock is held while librbd runs (a
+ * request refused at once completes on this thread). */
+static void
+submit_combined (struct rbdx_ctx *ctx, struct rbdx_aio *a)
+{
+  struct rbdx_aio *list;
+
+  a->next = NULL;
+  pthread_mutex_lock (&ctx->sub.lock);
+  if (ctx->sub.tail)
+    ctx->sub.tail->next = a;
+  else
+    ctx->sub.head = a;
+  ctx->sub.tail = a;
+  if (ctx->sub.busy) {
+    pthread_mutex_unlock (&ctx->sub.lock);
+    return;
+  }
+  ctx->sub.busy = true;
+  while ((list = ctx->sub.head)) {
+    ctx->sub.head = ctx->sub.tail = NULL;
+    pthread_mutex_unlock (&ctx->sub.lock);
+    while (list) {
+      struct rbdx_aio *next = list->next;   /* list may be freed by done */
+
+      submit_one (ctx, list);
+      list = next;
+    }
+    pthread_mutex_lock (&ctx->sub.lock);
+  }
+  ctx->sub.busy = false;
+  pthread_mutex_unlock (&ctx->sub.lock);
+}
+
+void
+rbdx_ctx_aio (struct rbdx_ctx *ctx, struct rbdx_aio *a)
+{
+  a->ctx = ctx;
+  if (ctx->sub.on)
+    submit_combined (ctx, a);
+  else
+    submit_one (ctx, a);
 }
 
 bool

@@ -354,34 +354,43 @@ start_reactor (struct rbdx_ctx *ctx, const struct rbdx_options *o,
 
 /* librbd hands each asynchronous request to its io_context pool thread
  * for dispatch unless rbd_non_blocking_aio is false (server/core/
- * DESIGN.md).  For the engine's per-connection contexts one reader
- * thread submits, and dispatching there saves a thread wake-up per
- * request; a shared writer is fed by several readers, which then meet on
- * the image's locks (measured slower at 2 connections: server/engine/
- * PERF.md), so it keeps the queue.  Only on a Ceph client of this
- * context's own (a shared client's setting would reach its other
- * contexts) and only while the value is Ceph's default, as cluster.c
- * does for its client defaults.  A failure leaves the default. */
+ * DESIGN.md).  The engine's threads submit (rbdx_ctx_aio), and
+ * dispatching there saves a thread wake-up per request: a
+ * per-connection context is fed by its one reader thread; a shared
+ * writer by the readers of several connections, one at a time
+ * (ctx->sub: queued behind the thread in librbd, never waiting on the
+ * image's locks).  A client shared by several contexts
+ * (connections_per_client=) serves only such contexts in the engine, so
+ * its setting may reach them all; librbd reads it when an image is
+ * opened.  Only while the value is Ceph's default, as cluster.c does for
+ * its client defaults; a failure leaves the default.  A shared writer
+ * takes its callers one at a time whoever set the value false (the conf
+ * file or ceph.rbd_non_blocking_aio=false too). */
 static void
 choose_dispatch (struct rbdx_ctx *ctx, const struct rbdx_options *o,
                  unsigned flags)
 {
+  bool user = false;
   char cur[16];
   size_t i;
 
-  if (o->completion != RBDX_COMPLETION_CALLBACK ||
-      (flags & (RBDX_CTX_SHARED | RBDX_CTX_PROBE)) ||
-      o->connections_per_client > 1)
+  if (o->completion != RBDX_COMPLETION_CALLBACK || (flags & RBDX_CTX_PROBE))
     return;
   for (i = 0; i < o->nceph; i++)
     if (strcmp (o->ceph[i].name, "rbd_non_blocking_aio") == 0)
-      return;
+      user = true;
   if (rados_conf_get (ctx->cluster, "rbd_non_blocking_aio", cur,
-                      sizeof cur) < 0 || strcmp (cur, "true") != 0)
+                      sizeof cur) < 0)
     return;
-  if (rados_conf_set (ctx->cluster, "rbd_non_blocking_aio", "false") < 0)
-    rbdx_debug ("rbdx: %s: cannot set rbd_non_blocking_aio=false",
-                ctx->name);
+  if (!user && strcmp (cur, "true") == 0) {
+    if (rados_conf_set (ctx->cluster, "rbd_non_blocking_aio", "false") < 0) {
+      rbdx_debug ("rbdx: %s: cannot set rbd_non_blocking_aio=false",
+                  ctx->name);
+      return;
+    }
+    strcpy (cur, "false");
+  }
+  ctx->sub.on = (flags & RBDX_CTX_SHARED) && strcmp (cur, "false") == 0;
 }
 
 int
@@ -397,12 +406,14 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
   ctx = calloc (1, sizeof *ctx);
   if (!ctx)
     return -ENOMEM;
+  pthread_mutex_init (&ctx->sub.lock, NULL);
   ctx->efd = -1;
   ctx->readonly = (flags & RBDX_CTX_READONLY) || spec->snap || o->snap_id_set;
   /* snap_id=: "pool/image@{snap id N}", in messages only. */
   n = rbdx_spec_format (spec, NULL, 0) + 40;
   ctx->name = malloc (n);
   if (!ctx->name) {
+    pthread_mutex_destroy (&ctx->sub.lock);
     free (ctx);
     return -ENOMEM;
   }
@@ -483,6 +494,7 @@ rbdx_ctx_close (struct rbdx_ctx *ctx)
     rados_ioctx_destroy (ctx->io);
   if (ctx->cluster)
     rbdx_cluster_release (ctx->cluster);
+  pthread_mutex_destroy (&ctx->sub.lock);
   free (ctx->name);
   free (ctx);
 }
