@@ -24,8 +24,9 @@
 # behind throttled writes is answered before the last of them; an 8 MiB
 # reply already done is not held back by throttled reads after it;
 # SIGTERM with requests waiting for QoS answers them all without error.
-# Part 3: 20 idle clients on the control socket do not keep a CONNECT
-# from being answered.
+# Part 3: the control socket and the test hook's socket are created with
+# mode 0600 even under umask 000 (listen.h); 20 idle clients on the
+# control socket do not keep a CONNECT from being answered.
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 d=$(tmpdir)
@@ -230,10 +231,16 @@ kill "$SERVER_PID"
 wait "$client" || fail "SIGTERM with QoS waiters: $(cat "$d/q3.out")"
 wait_for 20 exited "$SERVER_PID" || fail "the engine did not exit"
 
-say "part 3: idle control clients"
-"$engine" --control "$d/ctl.sock" "$img" 2>>"$d/ctl.log" &
+say "part 3: socket modes, idle control clients"
+(umask 000; exec "$engine" --control "$d/ctl.sock" --oldstyle "$d/old.sock" \
+   "$img" 2>>"$d/ctl.log") &
 echo $! >"$d/ctl.pid"; echo "$d/ctl.pid" >>"$_state/pidfiles"
 wait_for 20 test -S "$d/ctl.sock" || fail "no control socket: $(cat "$d/ctl.log")"
+wait_for 20 test -S "$d/old.sock" || fail "no test hook socket: $(cat "$d/ctl.log")"
+for s in ctl old; do
+  mode=$(stat -c %a "$d/$s.sock")
+  [ "$mode" = 600 ] || fail "$s.sock has mode $mode under umask 000, not 600"
+done
 CTL="$d/ctl.sock" python3 - <<'PY' || fail "an idle control client blocked a CONNECT"
 import os, socket
 idle = []
