@@ -47,6 +47,7 @@
 #include "rbdx/budget.h"
 #include "rbdx/cluster.h"
 #include "rbdx/conn.h"
+#include "rbdx/errors.h"
 #include "rbdx/export.h"
 #include "rbdx/identity.h"
 #include "rbdx/log.h"
@@ -72,6 +73,11 @@
 
 /* Connections served at once (max_connections=); set by prepare(). */
 static unsigned max_open = RBDX_ENGINE_MAX_OPEN;
+/* The log of refused clients and of connections that failed to open
+ * (a cluster error), each rate-limited so that a flood of clients
+ * cannot flood the log (rbdx/errors.h). */
+static struct rbdx_log_limit refusals = RBDX_LOG_LIMIT_INIT;
+static struct rbdx_log_limit open_failures = RBDX_LOG_LIMIT_INIT;
 
 struct engine {
   struct rbdx_options opts;   /* identity= pins the image (options.h) */
@@ -255,7 +261,7 @@ control_message (struct engine *e, int cfd)
     return true;
   }
   if (full (err, sizeof err)) {
-    rbdx_error ("rbdx-engine: connection refused: %s", err);
+    rbdx_error_limited (&refusals, "rbdx-engine: connection refused: %s", err);
     control_refuse (cfd, EBUSY, err);
     return true;
   }
@@ -268,7 +274,7 @@ control_message (struct engine *e, int cfd)
   }
   conn = open_served (e, sv[0], err, sizeof err);
   if (!conn) {
-    rbdx_error ("rbdx-engine: %s", err);
+    rbdx_error_limited (&open_failures, "rbdx-engine: %s", err);
     control_refuse (cfd, EIO, err);
     close (sv[1]);
     return true;
@@ -295,14 +301,14 @@ oldstyle_serve (struct engine *e, int fd)
   uint64_t magic = RBDX_NBD_OLDSTYLE_MAGIC, size;
   int i;
 
-  if (full (err, sizeof err)) {
-    rbdx_error ("rbdx-engine: connection refused: %s", err);  /* only a close */
+  if (full (err, sizeof err)) {   /* only a close tells the client */
+    rbdx_error_limited (&refusals, "rbdx-engine: connection refused: %s", err);
     close (fd);
     return;
   }
   if (rbdx_conn_open (&e->opts, &e->opts.spec, rbdx_options_pin (&e->opts),
                       e->readonly, &conn, err, sizeof err) < 0) {
-    rbdx_error ("rbdx-engine: %s", err);
+    rbdx_error_limited (&open_failures, "rbdx-engine: %s", err);
     close (fd);
     return;
   }
@@ -420,8 +426,8 @@ accept_client (struct engine *e, int lfd, bool control)
     return;
   c = malloc (sizeof *c);
   if (!c || atomic_load (&clients) >= MAX_CLIENTS) {
-    rbdx_error ("rbdx-engine: %d clients are being answered: one refused",
-                MAX_CLIENTS);
+    rbdx_error_limited (&refusals, "rbdx-engine: %d clients are being "
+                        "answered: one refused", MAX_CLIENTS);
     free (c);
     close (fd);
     return;
