@@ -11,6 +11,7 @@
 
 #include "rbdx/log.h"
 
+#include "rbdx/clock.h"
 #include "rbdx/errors.h"
 
 int
@@ -49,16 +50,15 @@ describe (int neg)
 void
 rbdx_error_limited (struct rbdx_log_limit *l, const char *fmt, ...)
 {
-  struct timespec now;
+  time_t now = (time_t) (rbdx_clock_ns () / 1000000000);
   unsigned long dropped = 0;
   char msg[1024], tail[80] = "";
   va_list ap;
   bool emit;
 
-  clock_gettime (CLOCK_MONOTONIC, &now);
   pthread_mutex_lock (&l->lock);
-  if (now.tv_sec - l->window_start >= RBDX_LOG_WINDOW_S) {
-    l->window_start = now.tv_sec;
+  if (now - l->window_start >= RBDX_LOG_WINDOW_S) {
+    l->window_start = now;
     l->count = 0;
   }
   emit = l->count < RBDX_LOG_BURST;
