@@ -360,26 +360,19 @@ start_reactor (struct rbdx_ctx *ctx, const struct rbdx_options *o,
  * the image's locks (measured slower at 2 connections: server/engine/
  * PERF.md), so it keeps the queue.  Only on a Ceph client of this
  * context's own (a shared client's setting would reach its other
- * contexts) and only while the value is Ceph's default, as cluster.c
- * does for its client defaults.  A failure leaves the default. */
+ * contexts) and only while the value is Ceph's default and the user
+ * sets none, as for the client defaults (rbdx_cluster_set_default).  A
+ * failure leaves the default. */
 static void
 choose_dispatch (struct rbdx_ctx *ctx, const struct rbdx_options *o,
                  unsigned flags)
 {
-  char cur[16];
-  size_t i;
-
   if (o->completion != RBDX_COMPLETION_CALLBACK ||
       (flags & (RBDX_CTX_SHARED | RBDX_CTX_PROBE)) ||
       o->connections_per_client > 1)
     return;
-  for (i = 0; i < o->nceph; i++)
-    if (strcmp (o->ceph[i].name, "rbd_non_blocking_aio") == 0)
-      return;
-  if (rados_conf_get (ctx->cluster, "rbd_non_blocking_aio", cur,
-                      sizeof cur) < 0 || strcmp (cur, "true") != 0)
-    return;
-  if (rados_conf_set (ctx->cluster, "rbd_non_blocking_aio", "false") < 0)
+  if (rbdx_cluster_set_default (o, ctx->cluster, "rbd_non_blocking_aio",
+                                "true", "false") < 0)
     rbdx_debug ("rbdx: %s: cannot set rbd_non_blocking_aio=false",
                 ctx->name);
 }
