@@ -134,9 +134,11 @@ struct rbdx_nbd_args {
  *    one starting "rbdx:" (rbdx's own identifiers);
  *  - a Ceph option value with a control character, --key (a secret on
  *    the command line), --name of another entity type than client;
- *  - for map and attach only, what rbdx does not do yet: more than
- *    RBDX_ENCRYPTION_MAX encryption formats or passphrase files, --keyfile with --keyring (the key file becomes
- *    a keyring of the mapping's own, keyring.h); and --setuser, --setgroup
+ *  - what rbdx does not do yet: for every command (counted as the options
+ *    are read, before the subcommand is known), more than
+ *    RBDX_ENCRYPTION_MAX encryption formats or passphrase files; for map
+ *    and attach only, --keyfile with --keyring (the key file becomes a
+ *    keyring of the mapping's own, keyring.h); and --setuser, --setgroup
  *    always.
  *  Messages quote hostile text with control characters replaced by '?'.
  *  @return 0, or -EINVAL (a->msg says why), -ENOMEM. */

@@ -417,7 +417,9 @@ test_rbd_nbd_messages (void **state)
   rbdx_nbd_args_free (&a);
 }
 
-/* What rbdx does not do yet, refused for map and attach only. */
+/* What rbdx does not do yet: more than 4 encryption formats or files for
+ * every command (counted as they are read), --keyfile with --keyring for
+ * map and attach only, --setuser and --setgroup always. */
 static void
 test_refused (void **state)
 {
@@ -426,10 +428,22 @@ test_refused (void **state)
              "--encryption-format luks --encryption-format luks "
              "--encryption-format luks",
              "rbd-nbd: rbdx loads at most 4 encryption formats");
+  parse_bad ("unmap /dev/nbd0 --encryption-format luks --encryption-format luks "
+             "--encryption-format luks --encryption-format luks "
+             "--encryption-format luks",
+             "rbd-nbd: rbdx loads at most 4 encryption formats");
+  parse_bad ("list-mapped --encryption-passphrase-file /a "
+             "--encryption-passphrase-file /b --encryption-passphrase-file /c "
+             "--encryption-passphrase-file /d --encryption-passphrase-file /e",
+             "rbd-nbd: rbdx takes at most 4 passphrase files");
   parse_bad ("map p/i --encryption-passphrase-file /a --encryption-passphrase-file /b "
              "--encryption-passphrase-file /c --encryption-passphrase-file /d "
              "--encryption-passphrase-file /e",
              "rbd-nbd: rbdx takes at most 4 passphrase files");
+  parse_bad ("map p/i --keyfile /k --keyring /r",
+             "rbd-nbd: --keyfile and --keyring: give one");
+  parse_ok ("unmap /dev/nbd0 --keyfile /k --keyring /r");
+  rbdx_nbd_args_free (&a);
   parse_bad ("--setuser ceph map p/i", "rbd-nbd: --setuser is not supported by rbdx");
   /* Foreground: done (cmd-nbd.c stays until unmapped). */
   parse_ok ("attach p/i --device /dev/nbd0 -f");
