@@ -74,12 +74,17 @@ struct rbdx_nbd_args {
   bool try_netlink;          /**< --try-netlink (rbdx always uses netlink) */
   bool pretty;               /**< --pretty-format */
   bool foreground;           /**< -f, -d: stay until unmapped */
+  bool no_mon_config;        /**< --no-mon-config: refused for map and
+                                  attach (a librados client cannot skip
+                                  the monitors' configuration) */
   bool notrim;               /**< --notrim: notrim=true */
   bool quiesce;              /**< --quiesce: quiesce=true */
   int io_timeout;            /**< --io-timeout seconds; -1: not given */
   int reattach_timeout;      /**< --reattach-timeout seconds, default 30 */
   unsigned connections;      /**< --connections (rbdx's, 1..16), 0: default */
-  int nbds_max;              /**< --nbds_max, -1: not given */
+  int nbds_max;              /**< --nbds_max, -1: not given; at most what
+                                  the nbd module accepts with this
+                                  max_part (nbd-compat.c, nbds_max_ok) */
   int max_part;              /**< --max_part, -1: not given */
   long long snap_id;         /**< --snap-id: snap_id=, read-only; -1: not
                                   given */
