@@ -89,6 +89,21 @@
 int rbdx_cluster_configure (const struct rbdx_options *o, rados_t *out,
                             char *err, size_t errlen);
 
+/** Set Ceph option @p name on @p c to rbdx's @p value, but only where
+ * neither the user nor Ceph's configuration chose it: not when @p o
+ * sets it (ceph.NAME=, applied after this and so always winning), and
+ * only while it still has Ceph's built-in default @p ceph_default (as
+ * rados_conf_get prints it: "true"/"false" for a bool), so a value from
+ * the conf file or $CEPH_ARGS stays.
+ * @return 1 when set; 0 when left (the user sets it, it has another
+ *         value, or this Ceph does not know it: rados_conf_get fails);
+ *         the negative errno of rados_conf_set.
+ * Thread-safety: as rados_conf_set on @p c (a handle the caller alone
+ * configures). */
+int rbdx_cluster_set_default (const struct rbdx_options *o, rados_t c,
+                              const char *name, const char *ceph_default,
+                              const char *value);
+
 /** rbdx_cluster_configure followed by rados_connect.
  * @return 0, or the negative errno of the failing step with a message
  *         naming the cephx id and monitors in @p err (-ENOENT: no key

@@ -30,6 +30,7 @@
  *               the hook once, writes held around a snapshot
  *               (quiesce-hook.h: its parameters and argv, pure)
  *   rbdx/identity.h  pool id / namespace / image id / snapshot id
+ *   clock.h     the monotonic clock every part reads (header only)
  *
  * Thread-safety and ownership are stated in each header.  A host that
  * forks must do so before the first rados_connect (cluster.h).

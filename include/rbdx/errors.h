@@ -15,7 +15,9 @@
 #ifndef RBDX_ERRORS_H
 #define RBDX_ERRORS_H
 
+#include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 /** The errno to hand to nbdkit_set_error for librbd's @p neg (a
  * negative errno).  Thread-safe; pure. */
@@ -23,14 +25,35 @@ int rbdx_nbd_error (int neg);
 
 /** Log a cluster-side failure of one request at error level (nbdkit_error,
  * shown without -v), naming @p image, @p op ("read", "write", ...),
- * the byte range and the errno.  Rate-limited process-wide to
- * RBDX_LOG_BURST messages per RBDX_LOG_WINDOW_S seconds; the number
- * suppressed is reported with the next message that gets through.
- * Thread-safe. */
+ * the byte range and the errno.  Rate-limited process-wide (a limit of
+ * its own, as rbdx_error_limited) to RBDX_LOG_BURST messages per
+ * RBDX_LOG_WINDOW_S seconds; the number suppressed is reported with the
+ * next message that gets through.  Thread-safe. */
 void rbdx_log_request_error (const char *image, const char *op,
                              uint64_t offset, uint32_t count, int neg);
 
 #define RBDX_LOG_BURST 20      /**< messages per window */
 #define RBDX_LOG_WINDOW_S 10   /**< seconds */
+
+/** The rate limit of one kind of error message (a flood of one kind
+ * never silences another): at most RBDX_LOG_BURST messages per window
+ * of RBDX_LOG_WINDOW_S seconds (CLOCK_MONOTONIC).  Define one with
+ * static storage, initialised with RBDX_LOG_LIMIT_INIT; its fields are
+ * rbdx_error_limited's. */
+struct rbdx_log_limit {
+  pthread_mutex_t lock;
+  time_t window_start;         /**< seconds, CLOCK_MONOTONIC */
+  unsigned count;              /**< messages logged in the window */
+  unsigned long suppressed;    /**< not logged since the last one */
+};
+
+#define RBDX_LOG_LIMIT_INIT { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0 }
+
+/** rbdx_error (printf @p fmt) unless @p limit's window already had
+ * RBDX_LOG_BURST messages; a message that gets through after some were
+ * dropped ends with "; N more errors were not logged".  A message is
+ * cut at 1024 bytes.  Thread-safe (@p limit's lock). */
+void rbdx_error_limited (struct rbdx_log_limit *limit, const char *fmt, ...)
+  __attribute__ ((format (printf, 2, 3)));
 
 #endif /* RBDX_ERRORS_H */

@@ -34,21 +34,33 @@ static const struct {
   { "log_max_recent", "500", RBDX_LOG_MAX_RECENT },
 };
 
+int
+rbdx_cluster_set_default (const struct rbdx_options *o, rados_t c,
+                          const char *name, const char *ceph_default,
+                          const char *value)
+{
+  char cur[64];
+  int r;
+
+  if (user_sets (o, name))
+    return 0;
+  if (rados_conf_get (c, name, cur, sizeof cur) < 0 ||
+      strcmp (cur, ceph_default) != 0)
+    return 0;  /* unknown to this Ceph, or set by conf file / env */
+  r = rados_conf_set (c, name, value);
+  return r < 0 ? r : 1;
+}
+
 static int
 set_client_defaults (const struct rbdx_options *o, rados_t c)
 {
-  char cur[64];
   size_t i;
   int r;
 
   for (i = 0; i < sizeof client_defaults / sizeof client_defaults[0]; i++) {
-    if (user_sets (o, client_defaults[i].name))
-      continue;
-    if (rados_conf_get (c, client_defaults[i].name, cur, sizeof cur) < 0
-        || strcmp (cur, client_defaults[i].ceph_default) != 0)
-      continue;  /* unknown to this Ceph, or set by conf file / env */
-    r = rados_conf_set (c, client_defaults[i].name,
-                        client_defaults[i].rbdx_default);
+    r = rbdx_cluster_set_default (o, c, client_defaults[i].name,
+                                  client_defaults[i].ceph_default,
+                                  client_defaults[i].rbdx_default);
     if (r < 0)
       return r;
   }

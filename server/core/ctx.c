@@ -362,34 +362,27 @@ start_reactor (struct rbdx_ctx *ctx, const struct rbdx_options *o,
  * image's locks).  A client shared by several contexts
  * (connections_per_client=) serves only such contexts in the engine, so
  * its setting may reach them all; librbd reads it when an image is
- * opened.  Only while the value is Ceph's default, as cluster.c does for
- * its client defaults; a failure leaves the default.  A shared writer
- * takes its callers one at a time whoever set the value false (the conf
- * file or ceph.rbd_non_blocking_aio=false too). */
+ * opened.  Only while the value is Ceph's default, as for the client
+ * defaults (rbdx_cluster_set_default); a failure leaves the default.  A
+ * shared writer takes its callers one at a time whoever set the value
+ * false (the conf file or ceph.rbd_non_blocking_aio=false too). */
 static void
 choose_dispatch (struct rbdx_ctx *ctx, const struct rbdx_options *o,
                  unsigned flags)
 {
-  bool user = false;
   char cur[16];
-  size_t i;
 
   if (o->completion != RBDX_COMPLETION_CALLBACK || (flags & RBDX_CTX_PROBE))
     return;
-  for (i = 0; i < o->nceph; i++)
-    if (strcmp (o->ceph[i].name, "rbd_non_blocking_aio") == 0)
-      user = true;
+  if (rbdx_cluster_set_default (o, ctx->cluster, "rbd_non_blocking_aio",
+                                "true", "false") < 0) {
+    rbdx_debug ("rbdx: %s: cannot set rbd_non_blocking_aio=false",
+                ctx->name);
+    return;
+  }
   if (rados_conf_get (ctx->cluster, "rbd_non_blocking_aio", cur,
                       sizeof cur) < 0)
     return;
-  if (!user && strcmp (cur, "true") == 0) {
-    if (rados_conf_set (ctx->cluster, "rbd_non_blocking_aio", "false") < 0) {
-      rbdx_debug ("rbdx: %s: cannot set rbd_non_blocking_aio=false",
-                  ctx->name);
-      return;
-    }
-    strcpy (cur, "false");
-  }
   ctx->sub.on = (flags & RBDX_CTX_SHARED) && strcmp (cur, "false") == 0;
 }
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "rbdx/log.h"
 
+#include "rbdx/clock.h"
 #include "rbdx/errors.h"
 
 int
@@ -32,11 +34,6 @@ rbdx_nbd_error (int neg)
   }
 }
 
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static time_t window_start;
-static unsigned window_count;
-static unsigned long suppressed;
-
 static const char *
 describe (int neg)
 {
@@ -51,36 +48,47 @@ describe (int neg)
 }
 
 void
-rbdx_log_request_error (const char *image, const char *op, uint64_t offset,
-                        uint32_t count, int neg)
+rbdx_error_limited (struct rbdx_log_limit *l, const char *fmt, ...)
 {
-  struct timespec now;
+  time_t now = (time_t) (rbdx_clock_ns () / 1000000000);
   unsigned long dropped = 0;
-  char tail[80] = "";
+  char msg[1024], tail[80] = "";
+  va_list ap;
   bool emit;
 
-  clock_gettime (CLOCK_MONOTONIC, &now);
-  pthread_mutex_lock (&log_lock);
-  if (now.tv_sec - window_start >= RBDX_LOG_WINDOW_S) {
-    window_start = now.tv_sec;
-    window_count = 0;
+  pthread_mutex_lock (&l->lock);
+  if (now - l->window_start >= RBDX_LOG_WINDOW_S) {
+    l->window_start = now;
+    l->count = 0;
   }
-  emit = window_count < RBDX_LOG_BURST;
+  emit = l->count < RBDX_LOG_BURST;
   if (emit) {
-    window_count++;
-    dropped = suppressed;
-    suppressed = 0;
+    l->count++;
+    dropped = l->suppressed;
+    l->suppressed = 0;
   }
   else
-    suppressed++;
-  pthread_mutex_unlock (&log_lock);
+    l->suppressed++;
+  pthread_mutex_unlock (&l->lock);
 
   if (!emit)
     return;
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
   if (dropped)
     snprintf (tail, sizeof tail, "; %lu more errors were not logged",
               dropped);
-  rbdx_error ("rbdx: %s: %s of %" PRIu32 " bytes at offset %" PRIu64
-                " failed: %s (errno %d)%s", image, op, count, offset,
-                describe (neg), -neg, tail);
+  rbdx_error ("%s%s", msg, tail);
+}
+
+void
+rbdx_log_request_error (const char *image, const char *op, uint64_t offset,
+                        uint32_t count, int neg)
+{
+  static struct rbdx_log_limit limit = RBDX_LOG_LIMIT_INIT;
+
+  rbdx_error_limited (&limit, "rbdx: %s: %s of %" PRIu32 " bytes at offset "
+                      "%" PRIu64 " failed: %s (errno %d)", image, op, count,
+                      offset, describe (neg), -neg);
 }

@@ -12,6 +12,7 @@
 
 #include "rbdx/log.h"
 
+#include "rbdx/clock.h"
 #include "rbdx/metrics.h"
 #include "rbdx/spec.h"
 
@@ -26,27 +27,18 @@ static const char *const errno_names[RBDX_ERRNO_N] = {
 
 #define R memory_order_relaxed
 
-static uint64_t
-now_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
-}
-
 uint64_t
 rbdx_metrics_begin (struct rbdx_metrics *m)
 {
   atomic_fetch_add_explicit (&m->in_flight, 1, R);
-  return now_ns ();
+  return rbdx_clock_ns ();
 }
 
 void
 rbdx_metrics_end (struct rbdx_metrics *m, enum rbdx_op op, uint64_t bytes,
                   uint64_t t0, int nbd_err)
 {
-  uint64_t ns = now_ns () - t0, us = ns / 1000;
+  uint64_t ns = rbdx_clock_ns () - t0, us = ns / 1000;
   int b = 0, e;
 
   atomic_fetch_sub_explicit (&m->in_flight, 1, R);

@@ -11,6 +11,7 @@
 
 #include "rbdx/log.h"
 
+#include "rbdx/clock.h"
 #include "rbdx/imageconf.h"
 #include "rbdx/qos.h"
 #include "rbdx/qosbucket.h"
@@ -32,15 +33,6 @@ struct rbdx_qos {
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rbdx_qos *table;
-
-static int64_t
-now_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* The image's effective rbd_qos_* values, then the qos.* overrides. */
 static int
@@ -96,7 +88,7 @@ apply (struct rbdx_qos *q, const struct limits *l)
 {
   char id[256], text[512] = "";
   bool any = false;
-  int64_t now = now_ns ();
+  int64_t now = (int64_t) rbdx_clock_ns ();
 
   q->cur = *l;
   for (int k = 0; k < RBDX_QOS_N; k++) {
@@ -198,7 +190,7 @@ rbdx_qos_reserve (struct rbdx_qos *q, bool write, uint64_t bytes,
   if (!q || !atomic_load (&q->limited))
     return 0;
   pthread_mutex_lock (&q->lock);
-  now = now_ns ();
+  now = (int64_t) rbdx_clock_ns ();
   for (i = 0; i < 4; i++) {
     uint64_t cost = i < 2 ? 1 : bytes;
     if (!cost)

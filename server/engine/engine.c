@@ -11,12 +11,12 @@
  * does before serving (rbdx_export_probe), so a listening control socket
  * means "ready", and a bad parameter is an exit status 1 naming it.
  *
- * Control socket (AF_UNIX, SOCK_SEQPACKET, at PATH, mode 0600; the
- * protocol is common/control.h): each message that is exactly "CONNECT"
- * opens one connection (its own librbd context) on a fresh socketpair
- * and is answered "OK SIZE FLAGS MIN_BLOCK IDENTITY" with the client's
- * end of the pair attached (SCM_RIGHTS), any other message "ERR ERRNO
- * MESSAGE".  That end is in the transmission phase: the supervisor
+ * Control socket (AF_UNIX, SOCK_SEQPACKET, at PATH, mode 0600 from its
+ * creation (listen.h); the protocol is common/control.h): each message
+ * that is exactly "CONNECT" opens one connection (its own librbd
+ * context) on a fresh socketpair and is answered "OK SIZE FLAGS
+ * MIN_BLOCK IDENTITY" with the client's end of the pair attached
+ * (SCM_RIGHTS), any other message "ERR ERRNO MESSAGE".  That end is in the transmission phase: the supervisor
  * hands it to the kernel as it is.
  *
  * --oldstyle PATH is a test hook, not an interface: a stream socket
@@ -41,14 +41,13 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/time.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "rbdx/budget.h"
 #include "rbdx/cluster.h"
 #include "rbdx/conn.h"
+#include "rbdx/errors.h"
 #include "rbdx/export.h"
 #include "rbdx/identity.h"
 #include "rbdx/log.h"
@@ -63,6 +62,7 @@
 #include "conns.h"
 #include "engine.h"
 #include "host.h"
+#include "listen.h"
 
 /* Limits against a runaway or bogus local client (the sockets are mode
  * 0600): clients answered at once, and how long an idle control client
@@ -73,6 +73,11 @@
 
 /* Connections served at once (max_connections=); set by prepare(). */
 static unsigned max_open = RBDX_ENGINE_MAX_OPEN;
+/* The log of refused clients and of connections that failed to open
+ * (a cluster error), each rate-limited so that a flood of clients
+ * cannot flood the log (rbdx/errors.h). */
+static struct rbdx_log_limit refusals = RBDX_LOG_LIMIT_INIT;
+static struct rbdx_log_limit open_failures = RBDX_LOG_LIMIT_INIT;
 
 struct engine {
   struct rbdx_options opts;   /* identity= pins the image (options.h) */
@@ -162,32 +167,6 @@ prepare (struct engine *e)
 fail:
   rbdx_error ("rbdx-engine: %s", err);
   return -1;
-}
-
-static int
-listen_on (const char *path, int type)
-{
-  struct sockaddr_un sa = { .sun_family = AF_UNIX };
-  int fd;
-
-  if (strlen (path) >= sizeof sa.sun_path) {
-    rbdx_error ("rbdx-engine: socket path too long: %s", path);
-    return -1;
-  }
-  strcpy (sa.sun_path, path);
-  fd = socket (AF_UNIX, type | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    rbdx_error ("rbdx-engine: socket: %m");
-    return -1;
-  }
-  /* Never removes what is there: a live engine's socket, or a file. */
-  if (bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0 ||
-      chmod (path, 0600) < 0 || listen (fd, 64) < 0) {
-    rbdx_error ("rbdx-engine: cannot listen on %s: %m", path);
-    close (fd);
-    return -1;
-  }
-  return fd;
 }
 
 /* The transmission flags of @p conn's export: what it can do
@@ -282,7 +261,7 @@ control_message (struct engine *e, int cfd)
     return true;
   }
   if (full (err, sizeof err)) {
-    rbdx_error ("rbdx-engine: connection refused: %s", err);
+    rbdx_error_limited (&refusals, "rbdx-engine: connection refused: %s", err);
     control_refuse (cfd, EBUSY, err);
     return true;
   }
@@ -295,7 +274,7 @@ control_message (struct engine *e, int cfd)
   }
   conn = open_served (e, sv[0], err, sizeof err);
   if (!conn) {
-    rbdx_error ("rbdx-engine: %s", err);
+    rbdx_error_limited (&open_failures, "rbdx-engine: %s", err);
     control_refuse (cfd, EIO, err);
     close (sv[1]);
     return true;
@@ -322,14 +301,14 @@ oldstyle_serve (struct engine *e, int fd)
   uint64_t magic = RBDX_NBD_OLDSTYLE_MAGIC, size;
   int i;
 
-  if (full (err, sizeof err)) {
-    rbdx_error ("rbdx-engine: connection refused: %s", err);  /* only a close */
+  if (full (err, sizeof err)) {   /* only a close tells the client */
+    rbdx_error_limited (&refusals, "rbdx-engine: connection refused: %s", err);
     close (fd);
     return;
   }
   if (rbdx_conn_open (&e->opts, &e->opts.spec, rbdx_options_pin (&e->opts),
                       e->readonly, &conn, err, sizeof err) < 0) {
-    rbdx_error ("rbdx-engine: %s", err);
+    rbdx_error_limited (&open_failures, "rbdx-engine: %s", err);
     close (fd);
     return;
   }
@@ -447,8 +426,8 @@ accept_client (struct engine *e, int lfd, bool control)
     return;
   c = malloc (sizeof *c);
   if (!c || atomic_load (&clients) >= MAX_CLIENTS) {
-    rbdx_error ("rbdx-engine: %d clients are being answered: one refused",
-                MAX_CLIENTS);
+    rbdx_error_limited (&refusals, "rbdx-engine: %d clients are being "
+                        "answered: one refused", MAX_CLIENTS);
     free (c);
     close (fd);
     return;
@@ -479,9 +458,9 @@ serve (struct engine *e)
     rbdx_error ("rbdx-engine: signalfd: %m");
     return 1;
   }
-  if (e->control && (cfd = listen_on (e->control, SOCK_SEQPACKET)) < 0)
+  if (e->control && (cfd = rbdx_engine_listen (e->control, SOCK_SEQPACKET)) < 0)
     return 1;
-  if (e->oldstyle && (ofd = listen_on (e->oldstyle, SOCK_STREAM)) < 0)
+  if (e->oldstyle && (ofd = rbdx_engine_listen (e->oldstyle, SOCK_STREAM)) < 0)
     return 1;
   rbdx_debug ("rbdx-engine: serving %s", e->opts.spec.image);
 

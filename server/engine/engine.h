@@ -25,6 +25,7 @@
  *   econn.h    the connection struct both share, and the small helpers
  *              both use (inline)
  *   host.c     the core's host services (rbdx/log.h, host.h)
+ *   listen.c   the listening sockets, mode 0600 from bind (listen.h)
  * This header declares nothing: it is the engine's overview.
  */
 #ifndef RBDX_SERVER_ENGINE_H

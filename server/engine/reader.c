@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rbdx/clock.h"
 #include "rbdx/export.h"
 #include "rbdx/log.h"
 #include "rbdx/qos.h"
@@ -186,15 +187,6 @@ account (struct econn *ec, struct ereq *rq)
   pthread_mutex_unlock (&ec->lock);
 }
 
-static uint64_t
-now_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
-}
-
 /* Quiesce (quiesce.h): a write, trim or zero is submitted once the
  * image's gate lets it pass; while writes are held it waits in ec->held
  * (in order: once one waits, later ones queue behind it), reads and
@@ -256,7 +248,7 @@ delay (struct econn *ec, struct ereq *rq, struct rbdx_ctx *ctx, int64_t ns)
   struct ereq **pp = &ec->delayed;
 
   rq->target = ctx;
-  rq->due_ns = now_ns () + (uint64_t) ns;
+  rq->due_ns = rbdx_clock_ns () + (uint64_t) ns;
   while (*pp && (*pp)->due_ns <= rq->due_ns)
     pp = &(*pp)->next;
   rq->next = *pp;
@@ -268,7 +260,7 @@ delay (struct econn *ec, struct ereq *rq, struct rbdx_ctx *ctx, int64_t ns)
 static void
 run_due (struct econn *ec, bool all)
 {
-  uint64_t t = ec->delayed ? now_ns () : 0;
+  uint64_t t = ec->delayed ? rbdx_clock_ns () : 0;
   struct ereq *rq;
 
   while ((rq = ec->delayed) && (all || rq->due_ns <= t)) {
@@ -286,7 +278,7 @@ due_ms (const struct econn *ec)
 
   if (!ec->delayed)
     return -1;
-  t = now_ns ();
+  t = rbdx_clock_ns ();
   return ec->delayed->due_ns <= t ? 0
          : (int) ((ec->delayed->due_ns - t + 999999) / 1000000);
 }

@@ -340,9 +340,11 @@ cmd_attach (struct cli *c)
     snprintf (c->o.keyring_file, sizeof c->o.keyring_file, "%s", st.keyring_file);
     /* A device mapped with a cookie (rbd-nbd's --cookie) keeps it: the
      * kernel refuses a reconfigure naming another backend. */
-    if (!*c->o.cookie && *st.backend && strncmp (st.backend, "rbdx:", 5) != 0)
-      snprintf (c->o.cookie, sizeof c->o.cookie, "%.*s", (int) sizeof c->o.cookie - 1,
-                st.backend);
+    if (!*c->o.cookie && *st.backend && strncmp (st.backend, "rbdx:", 5) != 0 &&
+        (size_t) snprintf (c->o.cookie, sizeof c->o.cookie, "%s", st.backend) >=
+        sizeof c->o.cookie)
+      die (1, "/dev/nbd%d: the backend identifier in its state file is longer "
+           "than %zu bytes", index, sizeof c->o.cookie - 1);
   }
   set_engine (c, r == 0 ? st.engine : NULL);
   if (c->nargs >= 3)

@@ -23,7 +23,8 @@
 
 struct rec {
   long id;
-  char pool[256], ns[256], image[640], snap[256], device[32], cookie[300];
+  char pool[256], ns[256], image[640], snap[256], device[32];
+  char cookie[RBDX_BACKEND_MAX];   /* a part of st->backend, never cut */
 };
 
 static const char *const cols[] = { "id", "pool", "namespace", "image", "snap",

@@ -301,11 +301,13 @@ do_map (const struct rbdx_nbd_args *a)
 }
 
 /* The kernel's backend identifier of /dev/nbd@p index into @p buf: NULL
- * when the kernel shows none (no such attribute). */
+ * when the kernel shows none (no such attribute).  One that does not fit
+ * @p len (none rbdx sets, RBDX_BACKEND_MAX) is an error, never cut. */
 static const char *
 kernel_backend (int index, char *buf, size_t len)
 {
   char path[64];
+  bool whole;
   FILE *f;
 
   snprintf (path, sizeof path, "/sys/block/nbd%d/backend", index);
@@ -314,7 +316,11 @@ kernel_backend (int index, char *buf, size_t len)
     return NULL;
   if (!fgets (buf, (int) len, f))
     buf[0] = '\0';
+  whole = strchr (buf, '\n') || fgetc (f) == EOF;
   fclose (f);
+  if (!whole)
+    die (1, "/dev/nbd%d: the kernel's backend identifier is longer than %zu "
+         "bytes", index, len - 1);
   buf[strcspn (buf, "\n")] = '\0';
   return buf;
 }
@@ -324,7 +330,7 @@ do_attach (const struct rbdx_nbd_args *a)
 {
   struct cli c;
   struct rbdx_state st;
-  char dev[32], backend[RBDX_NBD_BACKEND_MAX + 64];
+  char dev[32], backend[RBDX_BACKEND_MAX];
   char *args[3] = { "attach", dev, (char *) a->target };
   const char *msg, *kb = kernel_backend (a->device_index, backend, sizeof backend);
   unsigned n = rbdx_nbd_backend_connections (kb);
@@ -336,8 +342,13 @@ do_attach (const struct rbdx_nbd_args *a)
   }
   to_cli (a, &c);
   /* The kernel takes new connections only for the identifier it has. */
-  if (a->cookie)
-    snprintf (c.o.cookie, sizeof c.o.cookie, "%s", kb);
+  if (a->cookie &&
+      (size_t) snprintf (c.o.cookie, sizeof c.o.cookie, "%s", kb) >=
+      sizeof c.o.cookie) {
+    fprintf (stderr, "rbd-nbd: the kernel's backend identifier of %s is "
+             "longer than %zu bytes\n", dev, sizeof c.o.cookie - 1);
+    return RBDX_NBD_EXIT_FAILURE;
+  }
   /* Without the state file the identifier says how many and which image
    * (nbd-compat.h); with it cmd_attach takes both from there. */
   if (rbdx_state_load (a->device_index, &st) < 0) {

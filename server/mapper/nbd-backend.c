@@ -78,6 +78,8 @@ rbdx_nbd_backend_identity (const char *backend, char *buf, size_t len)
 bool
 rbdx_nbd_cookie_ok (const char *backend, const char *cookie, const char **msg)
 {
+  /* Longer than any valid @p cookie: a longer one, cut here, still
+   * differs from it. */
   char have[RBDX_NBD_COOKIE_MAX + 64];
 
   rbdx_nbd_cookie_of (backend, have, sizeof have);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "rbdx/spec.h"
+#include "ceph-bools.h"
 #include "nbd-compat.h"
 #include "target.h"
 
@@ -21,7 +22,7 @@ enum id {
   O_MAX_PART, O_QUIESCE, O_QUIESCE_HOOK, O_READ_ONLY, O_REATTACH,
   O_EXCLUSIVE, O_NOTRIM, O_FORMAT, O_PRETTY, O_TRY_NETLINK, O_SHOW_COOKIE,
   O_COOKIE, O_SNAP_ID, O_ENC_FORMAT, O_ENC_FILE, O_FOREGROUND, O_SETUSER,
-  O_SETGROUP, O_CONNECTIONS,
+  O_SETGROUP, O_NO_MON_CONFIG, O_CONNECTIONS,
   /* Ceph's own options that rbdx turns into plugin parameters. */
   C_ID, C_NAME, C_CLUSTER, C_CONF, C_MON_HOST, C_KEYRING, C_KEYFILE,
   C_LOG_FILE, C_KEY,
@@ -57,6 +58,9 @@ static const struct opt {
   { { "-f", "-d" }, FLAG, O_FOREGROUND },
   { { "--setuser" }, ARG, O_SETUSER },
   { { "--setgroup" }, ARG, O_SETGROUP },
+  /* global_init's flag, not a configuration option (Ceph's config has no
+   * option no_mon_config: rados_conf_set answers ENOENT). */
+  { { "--no-mon-config" }, FLAG, O_NO_MON_CONFIG },
   /* rbdx's own, not rbd-nbd's: how many connections (default: CPUs). */
   { { "--connections" }, ARG, O_CONNECTIONS },
   /* ceph_argparse_early_args and the config's own short names. */
@@ -79,7 +83,7 @@ static const struct opt {
 static const char *const ceph_families[] = {
   "admin_socket", "auth_", "cephx_", "client_", "clog_", "crush_", "crypto_",
   "debug_", "err_to_", "fsid", "heartbeat_", "immutable_object_cache_",
-  "librados_", "lockdep", "log_", "mon_", "ms_", "no_mon_config", "objecter_",
+  "librados_", "lockdep", "log_", "mon_", "ms_", "objecter_",
   "osd_", "perf", "public_", "rados_", "rbd_", "run_dir", "throttler_", NULL
 };
 
@@ -168,6 +172,17 @@ is_ceph_option (const char *arg)
     if (strncmp (n + 2, ceph_families[i], strlen (ceph_families[i])) == 0)
       return true;
   return false;
+}
+
+/* "--no-NAME" (no '=') for a bool NAME (ceph-bools.h): NAME=false. */
+static bool
+no_bool (const char *arg)
+{
+  char n[128];
+
+  normalize (arg, n, sizeof n);
+  return !strchr (arg, '=') && strncmp (n, "--no_", 5) == 0 &&
+         rbdx_ceph_is_bool (n + 5);
 }
 
 const char *
@@ -269,6 +284,7 @@ apply (struct rbdx_nbd_args *a, const struct opt *o, const char *arg,
     a->reattach_timeout = (int) n;
     break;
   case O_NBDS_MAX:
+    /* Bounded by what the module takes: nbds_max_ok, after all options. */
     r = number (a, "nbds_max", v, 0, INT_MAX, "", &n);
     a->nbds_max = (int) n;
     break;
@@ -325,6 +341,7 @@ apply (struct rbdx_nbd_args *a, const struct opt *o, const char *arg,
     a->passphrase_file[(*nfiles)++] = v;
     break;
   case O_FOREGROUND: a->foreground = true; break;
+  case O_NO_MON_CONFIG: a->no_mon_config = true; break;
   case O_SETUSER: case O_SETGROUP:
     return fail (a, "rbd-nbd: %s is not supported by rbdx (the mapper runs as "
                  "root: the kernel's NBD netlink interface needs it)", Q (arg));
@@ -395,6 +412,28 @@ check_device (struct rbdx_nbd_args *a, const char *d)
   return 0;
 }
 
+/* --nbds_max against what the nbd module's init accepts (Linux
+ * drivers/block/nbd.c, nbd_init: -EINVAL when nbds_max > 1 <<
+ * (MINORBITS - part_shift), MINORBITS 20, part_shift = fls (max_part),
+ * the module's max_part 16 unless --max_part says otherwise), so that
+ * modprobe never fails on it: at most 32768 devices by default, 2^20
+ * with --max_part 0. */
+static int
+nbds_max_ok (struct rbdx_nbd_args *a)
+{
+  int part = a->max_part >= 0 ? a->max_part : 16, shift = 0;
+  long long cap;
+
+  while (shift < 31 && (1 << shift) <= part)
+    shift++;                   /* fls (part) */
+  cap = 1LL << (20 - shift);
+  if (a->nbds_max > cap)
+    return fail (a, "rbd-nbd: Invalid argument for nbds_max(0~%lld with "
+                 "max_part=%d)! (the nbd module takes at most 2^20 minors, "
+                 "%d per device)", cap, part, 1 << shift);
+  return 0;
+}
+
 /* What rbdx does not do (yet) for map and attach, refused clearly rather
  * than ignored: each would change what the device does. */
 static int
@@ -403,6 +442,10 @@ refuse_unsupported (struct rbdx_nbd_args *a)
   if (rbdx_nbd_param (a, "ceph.keyfile") && rbdx_nbd_param (a, "keyring"))
     return fail (a, "rbd-nbd: --keyfile and --keyring: give one (the key file, or "
                  "a keyring file that holds the key)");
+  if (a->no_mon_config)
+    return fail (a, "rbd-nbd: --no-mon-config is not supported by rbdx: its "
+                 "server is a librados client, which always takes the "
+                 "monitors' configuration");
   return 0;
 }
 
@@ -445,17 +488,26 @@ rbdx_nbd_parse (int argc, char **argv, struct rbdx_nbd_args *a)
         return 0;
       continue;
     }
-    if (is_ceph_option (arg)) {
+    if (is_ceph_option (arg) || no_bool (arg)) {
       char n[128], key[140];
       normalize (arg, n, sizeof n);
-      snprintf (key, sizeof key, "ceph.%s", n + 2);
       eq = strchr (arg, '=');
-      if (eq)
-        v = eq + 1;
-      else if (i + 1 < argc && argv[i + 1][0] != '-' && find_cmd (argv[i + 1]) == RBDX_NBD_NONE)
-        v = argv[++i];
-      else
-        v = "true";             /* a boolean option given alone */
+      if (!eq && no_bool (arg)) {
+        snprintf (key, sizeof key, "ceph.%s", n + 5);
+        v = "false";            /* "--no-NAME" of a bool */
+      }
+      else {
+        snprintf (key, sizeof key, "ceph.%s", n + 2);
+        if (eq)
+          v = eq + 1;
+        else if (rbdx_ceph_is_bool (n + 2))
+          v = "true";           /* a bool never takes the next word */
+        else if (i + 1 < argc && argv[i + 1][0] != '-' &&
+                 find_cmd (argv[i + 1]) == RBDX_NBD_NONE)
+          v = argv[++i];
+        else
+          v = "true";           /* given alone: taken for a bool */
+      }
       r = add_param (a, arg, key, v);
       if (r < 0)
         return r;
@@ -467,6 +519,8 @@ rbdx_nbd_parse (int argc, char **argv, struct rbdx_nbd_args *a)
     rest[nrest++] = arg;
   }
 
+  if ((r = nbds_max_ok (a)) < 0)
+    return r;
   if (nformats == 0 && nfiles > 0) {
     for (; nformats < nfiles; nformats++)
       a->encryption_format[nformats] = "luks";    /* rbd-nbd's default */

@@ -74,12 +74,17 @@ struct rbdx_nbd_args {
   bool try_netlink;          /**< --try-netlink (rbdx always uses netlink) */
   bool pretty;               /**< --pretty-format */
   bool foreground;           /**< -f, -d: stay until unmapped */
+  bool no_mon_config;        /**< --no-mon-config: refused for map and
+                                  attach (a librados client cannot skip
+                                  the monitors' configuration) */
   bool notrim;               /**< --notrim: notrim=true */
   bool quiesce;              /**< --quiesce: quiesce=true */
   int io_timeout;            /**< --io-timeout seconds; -1: not given */
   int reattach_timeout;      /**< --reattach-timeout seconds, default 30 */
   unsigned connections;      /**< --connections (rbdx's, 1..16), 0: default */
-  int nbds_max;              /**< --nbds_max, -1: not given */
+  int nbds_max;              /**< --nbds_max, -1: not given; at most what
+                                  the nbd module accepts with this
+                                  max_part (nbd-compat.c, nbds_max_ok) */
   int max_part;              /**< --max_part, -1: not given */
   long long snap_id;         /**< --snap-id: snap_id=, read-only; -1: not
                                   given */
@@ -134,9 +139,11 @@ struct rbdx_nbd_args {
  *    one starting "rbdx:" (rbdx's own identifiers);
  *  - a Ceph option value with a control character, --key (a secret on
  *    the command line), --name of another entity type than client;
- *  - for map and attach only, what rbdx does not do yet: more than
- *    RBDX_ENCRYPTION_MAX encryption formats or passphrase files, --keyfile with --keyring (the key file becomes
- *    a keyring of the mapping's own, keyring.h); and --setuser, --setgroup
+ *  - what rbdx does not do yet: for every command (counted as the options
+ *    are read, before the subcommand is known), more than
+ *    RBDX_ENCRYPTION_MAX encryption formats or passphrase files; for map
+ *    and attach only, --keyfile with --keyring (the key file becomes a
+ *    keyring of the mapping's own, keyring.h); and --setuser, --setgroup
  *    always.
  *  Messages quote hostile text with control characters replaced by '?'.
  *  @return 0, or -EINVAL (a->msg says why), -ENOMEM. */

@@ -16,10 +16,15 @@
 
 #define RBDX_TARGET_MAX 1024
 
+/** Room for a kernel backend identifier rbdx gives a device, bytes with
+ *  the NUL: "rbdx:TARGET", or the rbd-nbd personality's, which is
+ *  shorter (RBDX_NBD_BACKEND_MAX, nbd-compat.h; sup-loop.c checks). */
+#define RBDX_BACKEND_MAX (RBDX_TARGET_MAX + 8)
+
 struct rbdx_state {
   int index;                       /**< /dev/nbdINDEX */
   char target[RBDX_TARGET_MAX];    /**< image spec or NBD URI as mapped */
-  char backend[RBDX_TARGET_MAX + 8]; /**< the kernel's backend identifier */
+  char backend[RBDX_BACKEND_MAX];  /**< the kernel's backend identifier */
   char socket[RBDX_TARGET_MAX];    /**< the private server socket, or "" */
   unsigned connections;            /**< connections configured */
   pid_t supervisor;                /**< the supervising rbdx process */

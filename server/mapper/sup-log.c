@@ -8,14 +8,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rbdx/clock.h"
+
 #include "sup.h"
 
 double
 now (void)
 {
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+  return (double) rbdx_clock_ns () / 1e9;
 }
 
 void

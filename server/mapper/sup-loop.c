@@ -81,6 +81,10 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
              sizeof s->metrics - 1);
     setup_exit (o);
   }
+  /* Either identifier fits s->backend whole. */
+  _Static_assert (RBDX_BACKEND_MAX >= sizeof o->cookie &&
+                  RBDX_BACKEND_MAX >= sizeof "rbdx:" - 1 + sizeof o->target,
+                  "a backend identifier does not fit RBDX_BACKEND_MAX");
   if (*o->cookie)
     snprintf (s->backend, sizeof s->backend, "%s", o->cookie);
   else

@@ -39,7 +39,7 @@ struct sup {
   const struct rbdx_map_opts *o;
   unsigned conns;
   char dir[256], sock[300], srvlog[520], sizefile[300];
-  char backend[RBDX_TARGET_MAX + 8];
+  char backend[RBDX_BACKEND_MAX];
   const char *connect_to;
   char engine_to[320];     /* RBDX_ENGINE_PREFIX + sock (built-in engine) */
   pid_t server;

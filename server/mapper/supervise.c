@@ -128,9 +128,11 @@ sup_map (const struct rbdx_map_opts *o, int report_fd)
                 why ? why : strerror (-r));
   check_identity (s, &e, fds);
   /* rbd-nbd's cookie: the kernel's identifier pins the identity too, for
-   * an attach that finds no state file (nbd-compat.h). */
+   * an attach that finds no state file (nbd-compat.h), within what an
+   * attach reads back (RBDX_NBD_BACKEND_MAX, struct rbdx_map_opts). */
   if (!o->attach && *o->cookie &&
-      rbdx_nbd_backend_add_identity (s->backend, sizeof s->backend, s->identity) < 0) {
+      rbdx_nbd_backend_add_identity (s->backend, RBDX_NBD_BACKEND_MAX,
+                                     s->identity) < 0) {
     for (unsigned i = 0; i < s->conns; i++)
       close (fds[i]);
     fail_start (s, "the cookie and the identity %s do not fit the kernel's backend "

@@ -30,6 +30,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "nbd-compat.h"
+
 /** Everything `rbdx map` and `rbdx attach` were told. */
 struct rbdx_map_opts {
   char target[1024];          /**< canonical image spec, or the NBD URI */
@@ -51,10 +53,11 @@ struct rbdx_map_opts {
   bool attach;                /**< attach to a connected device, no CONNECT */
   char identity[320];         /**< attach: the image identity recorded at map
                                    time, "" if none (see state.h) */
-  char cookie[640];           /**< the kernel's backend identifier: rbd-nbd's
-                                   --cookie (nbd-compat.h, at most
-                                   RBDX_NBD_BACKEND_MAX with the identity
-                                   a map appends), or "" for "rbdx:TARGET" */
+  char cookie[RBDX_NBD_BACKEND_MAX]; /**< the kernel's backend identifier:
+                                   rbd-nbd's --cookie with the connection
+                                   count (nbd-compat.h; a map appends the
+                                   identity, within RBDX_NBD_BACKEND_MAX),
+                                   or "" for "rbdx:TARGET" */
   long orphan;                /**< attach: a dead supervisor's server still
                                    running, killed (SIGKILL) before the new
                                    connections are handed over; 0 if none */

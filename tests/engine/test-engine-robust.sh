@@ -24,8 +24,16 @@
 # behind throttled writes is answered before the last of them; an 8 MiB
 # reply already done is not held back by throttled reads after it;
 # SIGTERM with requests waiting for QoS answers them all without error.
-# Part 3: 20 idle clients on the control socket do not keep a CONNECT
-# from being answered.
+# Part 3: the control socket and the test hook's socket are created with
+# mode 0600 even under umask 000 (listen.h); 20 idle clients on the
+# control socket do not keep a CONNECT from being answered.
+# Part 4, a flood of refused clients (max_connections=1, one connection
+# held): 300 CONNECTs on the control socket each get "ERR 16" naming
+# max_connections=1, and 100 test hook clients are closed before any
+# greeting; the log keeps at most 20 refusal lines per 10 s window
+# (RBDX_LOG_BURST, RBDX_LOG_WINDOW_S, rbdx/errors.h), names the reason,
+# and once a window has passed the next line counts the refusals not
+# logged, so that lines plus counted refusals are exactly those made.
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 d=$(tmpdir)
@@ -230,10 +238,16 @@ kill "$SERVER_PID"
 wait "$client" || fail "SIGTERM with QoS waiters: $(cat "$d/q3.out")"
 wait_for 20 exited "$SERVER_PID" || fail "the engine did not exit"
 
-say "part 3: idle control clients"
-"$engine" --control "$d/ctl.sock" "$img" 2>>"$d/ctl.log" &
+say "part 3: socket modes, idle control clients"
+(umask 000; exec "$engine" --control "$d/ctl.sock" --oldstyle "$d/old.sock" \
+   "$img" 2>>"$d/ctl.log") &
 echo $! >"$d/ctl.pid"; echo "$d/ctl.pid" >>"$_state/pidfiles"
 wait_for 20 test -S "$d/ctl.sock" || fail "no control socket: $(cat "$d/ctl.log")"
+wait_for 20 test -S "$d/old.sock" || fail "no test hook socket: $(cat "$d/ctl.log")"
+for s in ctl old; do
+  mode=$(stat -c %a "$d/$s.sock")
+  [ "$mode" = 600 ] || fail "$s.sock has mode $mode under umask 000, not 600"
+done
 CTL="$d/ctl.sock" python3 - <<'PY' || fail "an idle control client blocked a CONNECT"
 import os, socket
 idle = []
@@ -248,4 +262,57 @@ msg, fds, _, _ = socket.recv_fds(c, 1024, 1)
 assert msg.startswith(b"OK ") and len(fds) == 1, msg
 PY
 kill "$(cat "$d/ctl.pid")"
+
+say "part 4: a flood of refused clients"
+"$engine" --control "$d/fl.sock" --oldstyle "$d/flo.sock" "$img" \
+  max_connections=1 2>>"$d/fl.log" &
+echo $! >"$d/fl.pid"; echo "$d/fl.pid" >>"$_state/pidfiles"
+wait_for 20 test -S "$d/flo.sock" || fail "no engine: $(cat "$d/fl.log")"
+CTL="$d/fl.sock" OLD="$d/flo.sock" LOG="$d/fl.log" python3 - <<'PY' ||
+import os, re, socket, time
+log = os.environ["LOG"]
+c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+c.settimeout(60)
+c.connect(os.environ["CTL"])
+c.send(b"CONNECT")
+msg, fds, _, _ = socket.recv_fds(c, 1024, 1)
+assert msg.startswith(b"OK ") and len(fds) == 1, msg   # held to the end
+def refuse_control():
+    c.send(b"CONNECT")
+    msg, fds, _, _ = socket.recv_fds(c, 1024, 1)
+    assert msg.startswith(b"ERR 16 max_connections=1 reached") and not fds, msg
+def refuse_oldstyle():
+    o = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    o.settimeout(60)
+    o.connect(os.environ["OLD"])
+    assert o.recv(1) == b"", "a greeting past max_connections=1"
+    o.close()
+def lines():
+    return [l for l in open(log, errors="replace")
+            if "connection refused: max_connections=1 reached" in l]
+t0 = time.monotonic()
+for _ in range(300):
+    refuse_control()
+for _ in range(100):
+    refuse_oldstyle()
+made, took = 400, time.monotonic() - t0
+got = lines()
+windows = int(took // 10) + 1
+print("400 refusals in %.1f s: %d log lines" % (took, len(got)))
+assert 1 <= len(got) <= 20 * (windows + 1), (len(got), took)
+# A window later the next refusal is logged with the count of those
+# that were not (polled: one refusal every 0.2 s for up to 60 s).
+deadline = time.monotonic() + 60
+while not any("more errors were not logged" in l for l in lines()):
+    assert time.monotonic() < deadline, "no line counted the refusals not logged"
+    refuse_control(); made += 1
+    time.sleep(0.2)
+got = lines()
+counted = sum(int(m.group(1)) for m in
+              (re.search(r"; (\d+) more errors were not logged", l) for l in got) if m)
+print("%d refusals: %d logged, %d counted as not logged" % (made, len(got), counted))
+assert len(got) + counted == made, (len(got), counted, made)
+PY
+  fail "the refusals flooded the log or lost their reason: $(tail -3 "$d/fl.log")"
+kill "$(cat "$d/fl.pid")"
 say "ok"

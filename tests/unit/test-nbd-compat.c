@@ -417,7 +417,9 @@ test_rbd_nbd_messages (void **state)
   rbdx_nbd_args_free (&a);
 }
 
-/* What rbdx does not do yet, refused for map and attach only. */
+/* What rbdx does not do yet: more than 4 encryption formats or files for
+ * every command (counted as they are read), --keyfile with --keyring for
+ * map and attach only, --setuser and --setgroup always. */
 static void
 test_refused (void **state)
 {
@@ -426,10 +428,22 @@ test_refused (void **state)
              "--encryption-format luks --encryption-format luks "
              "--encryption-format luks",
              "rbd-nbd: rbdx loads at most 4 encryption formats");
+  parse_bad ("unmap /dev/nbd0 --encryption-format luks --encryption-format luks "
+             "--encryption-format luks --encryption-format luks "
+             "--encryption-format luks",
+             "rbd-nbd: rbdx loads at most 4 encryption formats");
+  parse_bad ("list-mapped --encryption-passphrase-file /a "
+             "--encryption-passphrase-file /b --encryption-passphrase-file /c "
+             "--encryption-passphrase-file /d --encryption-passphrase-file /e",
+             "rbd-nbd: rbdx takes at most 4 passphrase files");
   parse_bad ("map p/i --encryption-passphrase-file /a --encryption-passphrase-file /b "
              "--encryption-passphrase-file /c --encryption-passphrase-file /d "
              "--encryption-passphrase-file /e",
              "rbd-nbd: rbdx takes at most 4 passphrase files");
+  parse_bad ("map p/i --keyfile /k --keyring /r",
+             "rbd-nbd: --keyfile and --keyring: give one");
+  parse_ok ("unmap /dev/nbd0 --keyfile /k --keyring /r");
+  rbdx_nbd_args_free (&a);
   parse_bad ("--setuser ceph map p/i", "rbd-nbd: --setuser is not supported by rbdx");
   /* Foreground: done (cmd-nbd.c stays until unmapped). */
   parse_ok ("attach p/i --device /dev/nbd0 -f");
@@ -600,6 +614,64 @@ test_backend_identity (void **state)
   }
 }
 
+/* Ceph's bools never take the next word (ceph-bools.h); --no-NAME is
+ * false; other options given alone still take a value. */
+static void
+test_ceph_bools (void **state)
+{
+  (void) state;
+  parse_ok ("map --rbd-cache rbd/x");
+  assert_string_equal (a.target, "rbd/x");
+  assert_param ("ceph.rbd_cache", "true");
+  rbdx_nbd_args_free (&a);
+  parse_ok ("map --no-rbd-cache rbd/x --log_to_stderr --ms-crc-data=false");
+  assert_string_equal (a.target, "rbd/x");
+  assert_param ("ceph.rbd_cache", "false");
+  assert_param ("ceph.log_to_stderr", "true");
+  assert_param ("ceph.ms_crc_data", "false");
+  rbdx_nbd_args_free (&a);
+  parse_ok ("--err-to-stderr map p/i");
+  assert_int_equal (a.cmd, RBDX_NBD_MAP);
+  assert_param ("ceph.err_to_stderr", "true");
+  rbdx_nbd_args_free (&a);
+  /* Not a bool: the next word is its value, as in Ceph. */
+  parse_ok ("--debug-rbd 20 map p/i");
+  assert_param ("ceph.debug_rbd", "20");
+  rbdx_nbd_args_free (&a);
+  /* --no- of a name that is no bool: an option rbd-nbd does not know. */
+  parse_bad ("--no-rbd-default-pool map p/i",
+             "rbd-nbd: unknown command: --no-rbd-default-pool");
+  /* global_init's --no-mon-config: a flag; librados cannot honour it. */
+  parse_bad ("map --no-mon-config rbd/x",
+             "rbd-nbd: --no-mon-config is not supported by rbdx");
+  parse_ok ("list-mapped --no-mon-config");
+  assert_int_equal (a.cmd, RBDX_NBD_LIST);
+  assert_true (a.no_mon_config);
+  rbdx_nbd_args_free (&a);
+}
+
+/* --nbds_max: at most what the nbd module's init accepts. */
+static void
+test_nbds_max (void **state)
+{
+  (void) state;
+  parse_ok ("map p/i --nbds_max 32768");
+  assert_int_equal (a.nbds_max, 32768);
+  rbdx_nbd_args_free (&a);
+  parse_bad ("map p/i --nbds_max 32769",
+             "rbd-nbd: Invalid argument for nbds_max(0~32768 with max_part=16)!");
+  parse_bad ("map p/i --nbds_max 2147483647", "rbd-nbd: Invalid argument for nbds_max");
+  parse_ok ("map p/i --nbds_max 1048576 --max_part 0");
+  assert_int_equal (a.nbds_max, 1048576);
+  rbdx_nbd_args_free (&a);
+  parse_bad ("map p/i --nbds_max 1048577 --max_part 0",
+             "rbd-nbd: Invalid argument for nbds_max(0~1048576 with max_part=0)!");
+  parse_bad ("map p/i --max_part=255 --nbds_max=4097",
+             "rbd-nbd: Invalid argument for nbds_max(0~4096 with max_part=255)!");
+  parse_ok ("map p/i --max_part=255 --nbds_max=4096");
+  rbdx_nbd_args_free (&a);
+}
+
 int
 main (void)
 {
@@ -616,6 +688,8 @@ main (void)
     cmocka_unit_test (test_hostile),
     cmocka_unit_test (test_cookie_rules),
     cmocka_unit_test (test_backend_identity),
+    cmocka_unit_test (test_ceph_bools),
+    cmocka_unit_test (test_nbds_max),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
