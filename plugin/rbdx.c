@@ -380,6 +380,8 @@ rbdx_dump_plugin (void)
   "                     (default: rbdx's fsfreeze hook).\n" \
   "quiesce_timeout=S    Kill the hook after S seconds (default 20).\n" \
   "quiesce_device=NAME  The hook's DEVICE (default: pool/image).\n" \
+  "quiesce_device_file=PATH  The hook's DEVICE read from PATH at each\n" \
+  "                     snapshot, if it exists (rbdx map writes it).\n" \
   "conf=PATH            ceph.conf (default: $CEPH_CONF, /etc/ceph/$cluster.conf,\n" \
   "                     ~/.ceph/$cluster.conf, ./$cluster.conf).\n" \
   "id=NAME              cephx user without 'client.' (default: admin).\n" \

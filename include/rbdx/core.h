@@ -28,7 +28,8 @@
  *   sizefile.h  the image's current size published in a file
  *   quiesce.h   librbd's quiesce protocol for every handle of an image:
  *               the hook once, writes held around a snapshot
- *               (quiesce-hook.h: its parameters and argv, pure)
+ *               (quiesce-hook.h: its parameters and argv, pure;
+ *               quiesce-run.h: the hook's process)
  *   rbdx/identity.h  pool id / namespace / image id / snapshot id
  *   clock.h     the monotonic clock every part reads (header only)
  *

@@ -164,7 +164,8 @@ struct rbdx_options {
                                    default, rbdx_budget_default. */
   struct rbdx_quiesce_options quiesce;  /**< quiesce=, quiesce_hook=,
                                             quiesce_timeout=,
-                                            quiesce_device=
+                                            quiesce_device=,
+                                            quiesce_device_file=
                                             (quiesce-hook.h). */
 };
 
@@ -198,7 +199,8 @@ rbdx_options_snapshot (const struct rbdx_options *o)
  * encryption_passphrase_file (each repeatable up to RBDX_ENCRYPTION_MAX
  * times: the image's own first, then its parent's, ...),
  * identity (POOLID/[NAMESPACE/]IMAGEID[@SNAPID], rbdx_ident_parse)
- * quiesce, quiesce_hook, quiesce_timeout and quiesce_device
+ * quiesce, quiesce_hook, quiesce_timeout, quiesce_device and
+ * quiesce_device_file
  * (rbdx_quiesce_option_set), and ceph.NAME (repeatable; a later value for the same NAME
  * replaces the earlier one).  Every other key, an empty value, or a
  * repeated non-repeatable key is an error.

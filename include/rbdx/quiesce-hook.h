@@ -6,18 +6,20 @@
  * header before it takes a snapshot; quiesce.h does the serving side):
  * it runs a hook once per image and notification, as rbd-nbd --quiesce
  * does (Ceph src/tools/rbd_nbd/rbd-nbd.cc, run_quiesce_hook): the hook
- * is executed directly with execv, never through a shell, with exactly
- * the argument vector
+ * is started directly (posix_spawn, quiesce-run.h), never through a
+ * shell, with exactly the argument vector
  *
  *     HOOK DEVICE quiesce        before the snapshot
  *     HOOK DEVICE unquiesce      after it
  *
  * HOOK comes only from the server's configuration (quiesce_hook=, or
- * RBDX_QUIESCE_HOOK_DEFAULT), never from a client.  DEVICE is
- * quiesce_device= (the mapper gives /dev/nbdN) or the image's canonical
- * name (pool/[ns/]image), which in pool= mode follows a client's export
- * name: so it is refused when it could be read as an option (a leading
- * '-') or holds a control character.
+ * RBDX_QUIESCE_HOOK_DEFAULT), never from a client.  DEVICE is, in this
+ * order: what the file quiesce_device_file= holds when it exists (the
+ * mapper's supervisor writes /dev/nbdN there once the kernel gave it the
+ * device: the server starts before that), quiesce_device=, or the
+ * image's canonical name (pool/[ns/]image), which in pool= mode follows
+ * a client's export name: so it is refused when it could be read as an
+ * option (a leading '-') or holds a control character.
  *
  * Pure: no librados, no nbdkit; unit-tested (tests/unit/test-quiesce-hook.c).
  */
@@ -54,22 +56,26 @@ struct rbdx_quiesce_options {
   unsigned timeout;      /**< quiesce_timeout= seconds; 0: the default. */
   char *device;          /**< quiesce_device= the hook's DEVICE, owned;
                               NULL: the image's canonical name. */
+  char *device_file;     /**< quiesce_device_file= absolute path, owned:
+                              DEVICE is read from it at each quiesce;
+                              NULL: none. */
 };
 
 /** Whether @p key is one of the quiesce keys (quiesce, quiesce_hook,
- * quiesce_timeout, quiesce_device).  Pure. */
+ * quiesce_timeout, quiesce_device, quiesce_device_file).  Pure. */
 bool rbdx_quiesce_is_key (const char *key);
 
 /** Apply one quiesce parameter (rbdx_quiesce_is_key(@p key) holds).
  * @return 0; -EINVAL (given twice, not a boolean, a relative hook path,
  *         a timeout outside 1..RBDX_QUIESCE_TIMEOUT_MAX, a device name
- *         refused by rbdx_quiesce_device_ok) with a message naming the
+ *         refused by rbdx_quiesce_device_ok, a relative
+ *         quiesce_device_file=) with a message naming the
  *         key and value in @p err; -ENOMEM.  Not thread-safe for one @p q. */
 int rbdx_quiesce_option_set (struct rbdx_quiesce_options *q, const char *key,
                              const char *value, char *err, size_t errlen);
 
-/** Final checks: quiesce_hook=, quiesce_timeout= and quiesce_device=
- * need quiesce=true; with quiesce=true the hook (given or default) must
+/** Final checks: quiesce_hook=, quiesce_timeout=, quiesce_device= and
+ * quiesce_device_file= need quiesce=true; with quiesce=true the hook (given or default) must
  * pass rbdx_quiesce_hook_check.
  * @return 0 or -EINVAL with a message in @p err. */
 int rbdx_quiesce_options_complete (const struct rbdx_quiesce_options *q,
@@ -91,6 +97,21 @@ int rbdx_quiesce_hook_check (const char *path, char *err, size_t errlen);
 /** Whether @p device can be the hook's DEVICE argument: 1 to 255 bytes,
  * no leading '-', no control character (bytes below 0x20 and 0x7f). */
 bool rbdx_quiesce_device_ok (const char *device);
+
+/** The longest DEVICE, in bytes (rbdx_quiesce_device_ok). */
+#define RBDX_QUIESCE_DEVICE_MAX 255
+
+/** Read the hook's DEVICE from the file @p path (quiesce_device_file=):
+ * its whole content, one trailing newline removed, must pass
+ * rbdx_quiesce_device_ok.  Reads at most RBDX_QUIESCE_DEVICE_MAX + 2
+ * bytes; @p buf has room for RBDX_QUIESCE_DEVICE_MAX + 1.
+ * @return 1 with the device in @p buf; 0 when the file does not exist
+ *         (the device is not known yet: @p buf untouched); -EINVAL (a
+ *         content refused: empty, too long, a NUL or control byte, a
+ *         leading '-') or the negative errno of open or read (-EACCES,
+ *         -EISDIR, ...).  Thread-safe. */
+int rbdx_quiesce_device_read (const char *path,
+                              char buf[RBDX_QUIESCE_DEVICE_MAX + 1]);
 
 /** Fill @p argv (4 slots) with HOOK DEVICE quiesce|unquiesce NULL.  The
  * strings are borrowed from the arguments and literals.

@@ -60,7 +60,7 @@ rbdx_options_wants_absolute (const char *key, const char *value)
 {
   static const char *const keys[] = {
     "conf", "keyring", "size_file", "encryption_passphrase_file",
-    "quiesce_hook",
+    "quiesce_hook", "quiesce_device_file",
     "metrics_file", "ceph.keyring", "ceph.keyfile", "ceph.log_file",
     "ceph.admin_socket", NULL
   };

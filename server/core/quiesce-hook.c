@@ -2,6 +2,7 @@
 /* rbdx core: the quiesce parameters and the hook's command line (see
  * quiesce-hook.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,8 @@ rbdx_quiesce_is_key (const char *key)
 {
   return strcmp (key, "quiesce") == 0 || strcmp (key, "quiesce_hook") == 0 ||
          strcmp (key, "quiesce_timeout") == 0 ||
-         strcmp (key, "quiesce_device") == 0;
+         strcmp (key, "quiesce_device") == 0 ||
+         strcmp (key, "quiesce_device_file") == 0;
 }
 
 bool
@@ -25,7 +27,7 @@ rbdx_quiesce_device_ok (const char *device)
 {
   size_t n = strlen (device);
 
-  if (n == 0 || n > 255 || device[0] == '-')
+  if (n == 0 || n > RBDX_QUIESCE_DEVICE_MAX || device[0] == '-')
     return false;
   for (size_t i = 0; i < n; i++)
     if ((unsigned char) device[i] < 0x20 || device[i] == 0x7f)
@@ -69,6 +71,12 @@ rbdx_quiesce_option_set (struct rbdx_quiesce_options *q, const char *key,
       return rbdx_opt_err (err, errlen, "quiesce_device='%s': expected 1 to 255 "
                    "printable bytes not starting with '-'", value);
     return set_string (&q->device, key, value, err, errlen);
+  }
+  if (strcmp (key, "quiesce_device_file") == 0) {
+    if (value[0] != '/')
+      return rbdx_opt_err (err, errlen, "quiesce_device_file='%s': must be an "
+                           "absolute path", value);
+    return set_string (&q->device_file, key, value, err, errlen);
   }
   if (strcmp (key, "quiesce_timeout") == 0) {
     char *end;
@@ -130,9 +138,10 @@ rbdx_quiesce_options_complete (const struct rbdx_quiesce_options *q,
                                char *err, size_t errlen)
 {
   if (!q->on) {
-    if (q->hook || q->timeout || q->device)
-      return rbdx_opt_err (err, errlen, "quiesce_hook=, quiesce_timeout= and "
-                   "quiesce_device= need quiesce=true");
+    if (q->hook || q->timeout || q->device || q->device_file)
+      return rbdx_opt_err (err, errlen, "quiesce_hook=, quiesce_timeout=, "
+                   "quiesce_device= and quiesce_device_file= need "
+                   "quiesce=true");
     return 0;
   }
   /* A hook that is missing or not executable is a bad parameter value
@@ -140,6 +149,34 @@ rbdx_quiesce_options_complete (const struct rbdx_quiesce_options *q,
    * the message names the path and the reason. */
   return rbdx_quiesce_hook_check (rbdx_quiesce_hook_path (q), err, errlen) < 0
          ? -EINVAL : 0;
+}
+
+int
+rbdx_quiesce_device_read (const char *path,
+                          char buf[RBDX_QUIESCE_DEVICE_MAX + 1])
+{
+  char text[RBDX_QUIESCE_DEVICE_MAX + 2];
+  ssize_t n;
+  int fd, e;
+
+  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
+    return errno == ENOENT ? 0 : -errno;
+  n = read (fd, text, sizeof text);
+  e = errno;
+  close (fd);
+  if (n < 0)
+    return -e;
+  if (n > 0 && text[n - 1] == '\n')
+    n--;
+  /* Too long, or a NUL that would cut the check short. */
+  if ((size_t) n > RBDX_QUIESCE_DEVICE_MAX || memchr (text, '\0', (size_t) n))
+    return -EINVAL;
+  text[n] = '\0';
+  if (!rbdx_quiesce_device_ok (text))
+    return -EINVAL;
+  memcpy (buf, text, (size_t) n + 1);
+  return 1;
 }
 
 int
@@ -160,5 +197,6 @@ rbdx_quiesce_options_free (struct rbdx_quiesce_options *q)
 {
   free (q->hook);
   free (q->device);
+  free (q->device_file);
   memset (q, 0, sizeof *q);
 }

@@ -2,22 +2,18 @@
 /* rbdx core: librbd's quiesce protocol for every handle of an image
  * (see quiesce.h; the librbd facts: server/core/DESIGN.md, "Quiesce"). */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <rbd/librbd.h>
 
 #include "rbdx/log.h"
 #include "rbdx/quiesce-hook.h"
+#include "rbdx/quiesce-run.h"
 #include "rbdx/quiesce.h"
 
 enum mstate { M_IDLE, M_NOTIFIED };
@@ -49,7 +45,11 @@ struct rbdx_quiesce {
   unsigned inflight;                  /* writes in librbd */
   unsigned pending_unq;               /* sum over the members */
   pthread_t thread;
-  char *hook, *device;
+  char *hook, *device;                /* quiesce_device= or the name */
+  char *device_file;                  /* quiesce_device_file=, or NULL */
+  const char *dev;                    /* this round's DEVICE: device or
+                                         devbuf (the group's thread) */
+  char devbuf[RBDX_QUIESCE_DEVICE_MAX + 1];
   unsigned timeout;                   /* seconds */
   uint64_t round;                     /* rounds started */
   int failed_r;                       /* the last round failed with it */
@@ -75,93 +75,52 @@ mono_ns (void)
   return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
 }
 
-/* Run HOOK DEVICE quiesce|unquiesce with execv and wait for it, at most
- * q->timeout seconds (then its process group is killed).  The child
- * only makes async-signal-safe calls before execv: the parent has
- * librados threads.  @return 0 (exit status 0), -EIO, -ETIMEDOUT. */
+/* Run the hook for the current round's device (quiesce-run.h). */
 static int
 run_hook (struct rbdx_quiesce *q, bool quiesce)
 {
-  const char *argv[4];
-  const char *what = quiesce ? "quiesce" : "unquiesce";
-  uint64_t deadline;
-  int status = 0, r;
-  pid_t pid;
-
-  if (rbdx_quiesce_hook_argv (q->hook, q->device, quiesce, argv) < 0) {
-    rbdx_error ("rbdx: quiesce: refusing to run hook '%s' for '%s'", q->hook,
-                q->device);
-    return -EINVAL;
-  }
-  pid = fork ();
-  if (pid < 0) {
-    r = -errno;
-    rbdx_error ("rbdx: quiesce: cannot start hook %s: %s", q->hook,
-                strerror (-r));
-    return -EIO;
-  }
-  if (pid == 0) {
-    struct sigaction sa;
-    sigset_t all;
-    int fd;
-
-    setpgid (0, 0);
-    memset (&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    sigaction (SIGPIPE, &sa, NULL);     /* the engine ignores it */
-    sigemptyset (&all);
-    sigprocmask (SIG_SETMASK, &all, NULL);
-    fd = open ("/dev/null", O_RDONLY);
-    if (fd >= 0 && fd != 0) {
-      dup2 (fd, 0);
-      close (fd);
-    }
-    if (syscall (SYS_close_range, 3u, ~0u, 0u) < 0)
-      for (int i = 3; i < 1024; i++)
-        close (i);
-    execv (argv[0], (char *const *) argv);
-    _exit (127);
-  }
-  rbdx_debug ("rbdx: quiesce: running %s %s %s (pid %d)", argv[0], argv[1],
-              what, (int) pid);
-  deadline = mono_ns () + (uint64_t) q->timeout * 1000000000;
-  for (;;) {
-    pid_t w = waitpid (pid, &status, WNOHANG);
-
-    if (w == pid)
-      break;
-    if (w < 0 && errno != EINTR) {
-      rbdx_error ("rbdx: quiesce: waiting for hook %s: %s", q->hook,
-                  strerror (errno));
-      return -EIO;
-    }
-    if (mono_ns () >= deadline) {
-      kill (-pid, SIGKILL);
-      kill (pid, SIGKILL);
-      while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
-        ;
-      rbdx_error ("rbdx: quiesce: hook %s %s %s did not finish within %u s: "
-                  "killed", argv[0], argv[1], what, q->timeout);
-      return -ETIMEDOUT;
-    }
-    nanosleep (&(struct timespec) { 0, 5000000 }, NULL);
-  }
-  if (WIFEXITED (status) && WEXITSTATUS (status) == 0) {
-    rbdx_debug ("rbdx: quiesce: %s %s %s succeeded", argv[0], argv[1], what);
-    return 0;
-  }
-  if (WIFEXITED (status))
-    rbdx_error ("rbdx: quiesce: hook %s %s %s failed with exit status %d",
-                argv[0], argv[1], what, WEXITSTATUS (status));
-  else
-    rbdx_error ("rbdx: quiesce: hook %s %s %s killed by signal %d", argv[0],
-                argv[1], what, WTERMSIG (status));
-  return -EIO;
+  return rbdx_quiesce_run_hook (q->hook, q->dev, quiesce, q->timeout);
 }
 
-/* Acknowledge @p m's notification with @p r.  q->lock held: librbd only
- * completes its notification's context here and calls no watch back
- * from it (ImageState.cc, QuiesceWatchers::quiesce_complete). */
+/* The DEVICE of the round starting now, into q->dev (quiesce-hook.h):
+ * quiesce_device_file='s content (into q->devbuf) if the file exists, else
+ * quiesce_device= or the image's name (q->device).  A file that exists
+ * but cannot be read or holds no device name fails the round: the
+ * device is then unknown, and the hook given another name would find no
+ * filesystem and let the snapshot be taken unfrozen.  Only the group's
+ * thread calls it.  @return 0 or -EIO. */
+static int
+round_device (struct rbdx_quiesce *q)
+{
+  int r = 0;
+
+  q->dev = q->device;
+  if (q->device_file)
+    r = rbdx_quiesce_device_read (q->device_file, q->devbuf);
+  if (r < 0) {
+    rbdx_error ("rbdx: quiesce: quiesce_device_file=%s: %s: failing the "
+                "snapshot rather than not freezing its filesystem",
+                q->device_file, r == -EINVAL ? "not a device name"
+                : strerror (-r));
+    return -EIO;
+  }
+  if (r == 1)
+    q->dev = q->devbuf;
+  return 0;
+}
+
+/* Acknowledge @p m's notification with @p r.  q->lock held, which is
+ * safe: rbd_quiesce_complete (ImageState.cc, QuiesceWatchers::
+ * quiesce_complete) only takes librbd's own lock, counts the handle and,
+ * after the last one, completes the notification's context in this
+ * thread (ImageWatcher.cc, prepare_quiesce_request: it schedules the
+ * fallback unquiesce on a timer and queues the acknowledgement to the
+ * notifier).  librbd calls quiesce watches only from its work queue
+ * (QuiesceWatchers::send_notify queues them) and never with a lock of
+ * its held, so on_quiesce and on_unquiesce cannot run inside this call,
+ * and no librbd thread waits for q->lock while holding a lock that
+ * rbd_quiesce_complete takes.  Releasing q->lock here would instead let
+ * an unquiesce run before pending_unq counts this acknowledgement. */
 static void
 ack (struct rbdx_quiesce *q, struct rbdx_quiesce_member *m, int r)
 {
@@ -182,7 +141,7 @@ log_gate (const struct rbdx_quiesce *q, const char *what)
   struct timespec ts;
 
   clock_gettime (CLOCK_REALTIME, &ts);
-  rbdx_debug ("rbdx: quiesce: %s: writes %s at %lld.%09ld", q->device, what,
+  rbdx_debug ("rbdx: quiesce: %s: writes %s at %lld.%09ld", q->dev, what,
               (long long) ts.tv_sec, ts.tv_nsec);
 }
 
@@ -224,7 +183,9 @@ run_round (struct rbdx_quiesce *q)
   q->round++;
   q->failed_r = 0;
   pthread_mutex_unlock (&q->lock);
-  r = run_hook (q, true);
+  r = round_device (q);
+  if (r == 0)
+    r = run_hook (q, true);
   pthread_mutex_lock (&q->lock);
   if (r == 0) {
     q->held = true;
@@ -238,7 +199,7 @@ run_round (struct rbdx_quiesce *q)
       if (pthread_cond_timedwait (&q->io, &q->lock, &ts) == ETIMEDOUT &&
           q->inflight > 0) {
         rbdx_error ("rbdx: quiesce: %s: %u writes still in flight after "
-                    "%u s", q->device, q->inflight, q->timeout);
+                    "%u s", q->dev, q->inflight, q->timeout);
         r = -ETIMEDOUT;
       }
     }
@@ -254,7 +215,7 @@ run_round (struct rbdx_quiesce *q)
       ack (q, m, r == -ETIMEDOUT ? -EIO : r);
   if (r == 0) {
     q->state = G_QUIESCED;
-    rbdx_debug ("rbdx: quiesce: %s quiesced", q->device);
+    rbdx_debug ("rbdx: quiesce: %s quiesced", q->dev);
     return;
   }
   q->state = G_IDLE;
@@ -281,7 +242,7 @@ run_unquiesce (struct rbdx_quiesce *q)
   run_hook (q, false);
   pthread_mutex_lock (&q->lock);
   q->state = G_IDLE;
-  rbdx_debug ("rbdx: quiesce: %s unquiesced", q->device);
+  rbdx_debug ("rbdx: quiesce: %s unquiesced", q->dev);
 }
 
 static void *
@@ -356,6 +317,7 @@ group_free (struct rbdx_quiesce *q)
   pthread_cond_destroy (&q->io);
   free (q->hook);
   free (q->device);
+  free (q->device_file);
   free (q);
 }
 
@@ -377,15 +339,19 @@ group_get (const struct rbdx_options *o, const struct rbdx_ctx *ctx,
   q = calloc (1, sizeof *q);
   if (!q || !(q->hook = strdup (rbdx_quiesce_hook_path (&o->quiesce))) ||
       !(q->device = strdup (o->quiesce.device ? o->quiesce.device
-                                               : ctx->name))) {
+                                               : ctx->name)) ||
+      (o->quiesce.device_file &&
+       !(q->device_file = strdup (o->quiesce.device_file)))) {
     if (q) {
       free (q->hook);
+      free (q->device);
       free (q);
     }
     snprintf (err, errlen, "out of memory");
     return -ENOMEM;
   }
   q->ident = ctx->ident;
+  q->dev = q->device;
   q->timeout = rbdx_quiesce_timeout (&o->quiesce);
   pthread_mutex_init (&q->lock, NULL);
   pthread_cond_init (&q->cond, NULL);

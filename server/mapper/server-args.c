@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/limits.h"
+#include "rbdx/options.h"
 #include "params.h"
 #include "server-args.h"
 
@@ -32,10 +33,20 @@ add (char **argv, size_t *n, const char *key, const char *value)
   return 0;
 }
 
+bool
+rbdx_server_wants_device_file (const struct rbdx_map_opts *o)
+{
+  const char *q = rbdx_param_find (o->params, o->nparams, "quiesce");
+
+  return q && rbdx_parse_bool (q) == 1 &&
+         !rbdx_param_find (o->params, o->nparams, "quiesce_device") &&
+         !rbdx_param_find (o->params, o->nparams, "quiesce_device_file");
+}
+
 char **
 rbdx_server_argv (const struct rbdx_map_opts *o, const char *sock,
                   const char *size_file, const char *metrics_file,
-                  const char *identity)
+                  const char *identity, const char *device_file)
 {
   char **argv = calloc (o->nparams + 20, sizeof *argv);
   size_t n = 0;
@@ -81,6 +92,11 @@ rbdx_server_argv (const struct rbdx_map_opts *o, const char *sock,
    * if its name now means another image (rename, re-create). */
   if (*identity)
     r |= add (argv, &n, "identity=", identity);
+  /* quiesce=true: the hook's DEVICE is /dev/nbdN, which the supervisor
+   * writes to this file once the kernel gave it (the server starts
+   * first); the user's quiesce_device= or quiesce_device_file= wins. */
+  if (device_file && rbdx_server_wants_device_file (o))
+    r |= add (argv, &n, "quiesce_device_file=", device_file);
   for (size_t i = 0; i < o->nparams; i++)
     r |= add (argv, &n, o->params[i], "");
   if (r) {

@@ -70,7 +70,8 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
       snprintf (s->sock, sizeof s->sock, "%s/nbd.sock", s->dir) < 0 ||
       snprintf (s->srvlog, sizeof s->srvlog, "%s%s", *o->log_file ? o->log_file : s->dir,
                 *o->log_file ? "" : "/server.log") < 0 ||
-      snprintf (s->sizefile, sizeof s->sizefile, "%s/size", s->dir) < 0)
+      snprintf (s->sizefile, sizeof s->sizefile, "%s/size", s->dir) < 0 ||
+      snprintf (s->devfile, sizeof s->devfile, "%s/quiesce-device", s->dir) < 0)
     setup_exit (o);
   /* The server's metrics file: the one given (metrics_file=, already
    * absolute), else ours in the private directory. */

@@ -86,6 +86,7 @@ remove_private_dir (struct sup *s)
   if (!*s->o->log_file)       /* a log file given (--log-file) stays */
     unlink (s->srvlog);
   unlink (s->sizefile);
+  unlink (s->devfile);
   /* Our own metrics file only: one given with metrics_file= stays. */
   snprintf (path, sizeof path, "%s/metrics.prom", s->dir);
   unlink (path);
@@ -95,10 +96,35 @@ remove_private_dir (struct sup *s)
 }
 
 int
+sup_write_device_file (const struct sup *s)
+{
+  char tmp[320];
+  int fd, e = 0;
+
+  if (!rbdx_server_wants_device_file (s->o))
+    return 0;
+  snprintf (tmp, sizeof tmp, "%s.new", s->devfile);
+  unlink (tmp);
+  fd = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    return -errno;
+  /* Renamed over the old one: the server never reads half a name. */
+  if (dprintf (fd, "/dev/nbd%d\n", s->index) < 0 || fsync (fd) < 0)
+    e = errno ? errno : EIO;
+  if (close (fd) < 0 && !e)
+    e = errno;
+  if (!e && rename (tmp, s->devfile) < 0)
+    e = errno;
+  if (e)
+    unlink (tmp);
+  return -e;
+}
+
+int
 spawn_server (struct sup *s)
 {
   char **argv = rbdx_server_argv (s->o, s->sock, s->sizefile, s->metrics,
-                                 s->identity);
+                                 s->identity, s->devfile);
   pid_t pid, parent;
 
   if (!argv)

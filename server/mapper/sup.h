@@ -63,6 +63,7 @@ struct sup {
   char identity[320];
   unsigned long reattaches, resizes, restarts;   /* for rbdx status */
   char metrics[300];       /* our server's metrics_file */
+  char devfile[300];       /* the server's quiesce_device_file= */
 };
 
 /* sup-log.c */
@@ -89,6 +90,11 @@ int spawn_server (struct sup *s);
 void stop_server (struct sup *s);
 /** Close every copy of the sockets the kernel holds. */
 void close_copies (struct sup *s);
+/** With quiesce=true (rbdx_server_wants_device_file): write
+ *  "/dev/nbdINDEX\n" to s->devfile (a new file renamed over it, 0600),
+ *  where the server reads its quiesce hook's DEVICE.  @return 0 (also
+ *  when not needed) or -errno. */
+int sup_write_device_file (const struct sup *s);
 /** Remove the private directory RUN_DIR/sup-PID and its files. */
 void remove_private_dir (struct sup *s);
 /** Negotiate @p n sockets and hand them to the kernel (sup_hand_over). */

@@ -98,6 +98,11 @@ sup_map (const struct rbdx_map_opts *o, int report_fd)
   if (o->orphan > 0)
     sup_kill_orphan (s);
 
+  /* An attach to a device recorded as this mapping's (its identity is
+   * known): the new server knows /dev/nbdN from the start, for a quiesce
+   * before the sockets are handed over. */
+  if (!o->is_uri && o->attach && *o->identity && (r = sup_write_device_file (s)))
+    fail_start (s, "cannot write %s: %s", s->devfile, strerror (-r));
   if (!o->is_uri) {
     if (spawn_server (s))
       fail_start (s, "cannot start %s: %s", o->engine ? o->engine : o->nbdkit,
@@ -195,6 +200,16 @@ sup_map (const struct rbdx_map_opts *o, int report_fd)
     if (o->device >= 0)
       fail_start (s, "cannot connect /dev/nbd%d: %s", o->device, errno_text (r));
     fail_start (s, "cannot connect an NBD device: %s", errno_text (r));
+  }
+  /* The kernel picked the device: tell the server before anything can
+   * mount it, so its quiesce hook gets /dev/nbdN (server-args.h). */
+  if (!o->is_uri && (r = sup_write_device_file (s)) < 0) {
+    if (!o->attach)
+      rbdx_nl_disconnect (s->cmd, s->index);
+    for (unsigned i = 0; i < s->conns; i++)
+      close (fds[i]);
+    fail_start (s, "cannot write %s for the quiesce hook: %s", s->devfile,
+                strerror (-r));
   }
   sup_add_copies (s, fds, s->conns, e.size);
   s->dev_size = o->attach ? rbdx_device_bytes (s->index) : e.size;

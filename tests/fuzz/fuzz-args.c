@@ -195,7 +195,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   o.engine = (flags & 1) ? "/usr/libexec/rbdx-engine" : NULL;
   argv = rbdx_server_argv (&o, sock, "/run/rbdx/sup-1/size",
                            "/run/rbdx/sup-1/metrics.prom",
-                           (flags & 4) ? "2/10a4b5c6d7e8" : "");
+                           (flags & 4) ? "2/10a4b5c6d7e8" : "",
+                           "/run/rbdx/sup-1/quiesce-device");
   CHECK (argv);
   if (o.engine)
     check_engine (argv, &o, sock);

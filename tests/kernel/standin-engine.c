@@ -15,6 +15,10 @@
  * transmission phase), so the kernel's requests reach the host's server
  * unchanged, and when the stand-in dies (a "crash" in the tests) the
  * kernel's connections die with it, as with the real engine.
+ * A quiesce_device_file=/share/PATH argument (the mapper's file for the
+ * quiesce hook's DEVICE) gets the relative link /share/quiesce-device ->
+ * PATH, so the host's server can read the file the guest's supervisor
+ * writes (test-kernel-quiesce.sh).
  * $STANDIN_IDENTITY, if set, is stated as the identity when the server
  * states none (oldstyle).  With $STANDIN_WAIT=NAME it marks the step
  * "engine-args" once the command line is recorded and listens only after
@@ -135,6 +139,11 @@ main (int argc, char **argv)
       fprintf (f, "%s\n", argv[i]);
     if (strcmp (argv[i], "--control") == 0 && i + 1 < argc)
       control = argv[i + 1];
+    if (strncmp (argv[i], "quiesce_device_file=/share/", 27) == 0) {
+      unlink ("/share/quiesce-device");
+      if (symlink (argv[i] + 27, "/share/quiesce-device") < 0)
+        perror ("symlink");
+    }
     if (strncmp (argv[i], "size_file=", 10) == 0) {
       unlink (argv[i] + 10);
       if (symlink ("/share/size", argv[i] + 10) < 0)

@@ -13,9 +13,18 @@
 # runs: if writes were held before the hook, fsfreeze would never end,
 # the hook would time out and the snapshot would fail.
 #
+# The hook's DEVICE comes from the guest's mapper: `rbdx map --quiesce`
+# gives its server quiesce_device_file= in its private directory and
+# writes /dev/nbd0 there once the kernel picked the device; the stand-in
+# engine links /share/quiesce-device to that file, which the host's
+# engine reads (quiesce_device_file=).
+#
 # Asserts:
+#   - the mapper gave its server quiesce_device_file= and wrote
+#     "/dev/nbd0" there;
 #   - rbd snap create succeeds; the hook ran once for "/dev/nbd0
-#     quiesce" (quiesce_device=) and once for unquiesce, in that order;
+#     quiesce" (what the mapper wrote) and once for unquiesce, in that
+#     order;
 #   - the guest's fsfreeze -f and -u returned; the writer saw no error;
 #     the kernel logged no I/O error;
 #   - the snapshot's filesystem is clean as it is (e2fsck -fn, no journal
@@ -45,7 +54,7 @@ HOOK
 chmod +x "$UML_DIR/hook"
 sock="$UML_DIR/engine.sock"
 serve_engine "$sock" -- "$img" quiesce=true "quiesce_hook=$UML_DIR/hook" \
-  quiesce_device=/dev/nbd0 quiesce_timeout=60
+  "quiesce_device_file=$UML_SHARE/quiesce-device" quiesce_timeout=60
 uml_bridge "$sock"
 uml_guest_mount "$(dirname "$mapper")"
 uml_guest_mount "$RBDX_BUILD/tests/kernel"
@@ -55,8 +64,15 @@ uml_guest_env NBD_EXPORT="$img" MAPPER="$mapper" \
 cat >"$UML_DIR/guest-quiesce.sh" <<'EOF2'
 load_nbd
 export RBDX_ENGINE=$STANDIN_ENGINE
-dev=$("$MAPPER" map --connections 4 "$NBD_EXPORT") || fail "rbdx map failed"
+# --quiesce: the mapper tells its server the device (the hook here is
+# the host's; the guest's is never run).
+dev=$("$MAPPER" map --quiesce --quiesce-hook /bin/true --connections 4 "$NBD_EXPORT") ||
+  fail "rbdx map failed"
 [ "$dev" = /dev/nbd0 ] || fail "map printed $dev"
+grep -q '^quiesce_device_file=/share/run/sup-[0-9]*/quiesce-device$' /share/engine-args ||
+  fail "the server got no quiesce_device_file=: $(cat /share/engine-args)"
+[ "$(cat /share/quiesce-device)" = /dev/nbd0 ] ||
+  fail "the device file holds '$(cat /share/quiesce-device)'"
 mkfs.ext4 -q -F -b 4096 /dev/nbd0
 mkdir -p /mnt/fs
 mount /dev/nbd0 /mnt/fs

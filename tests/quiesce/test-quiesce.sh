@@ -29,6 +29,14 @@
 # hook run once.
 # Bad hooks are refused before serving: relative, missing, a directory,
 # not executable, and quiesce_hook= without quiesce=true.
+# quiesce_device_file= (what `rbdx map` gives its server): while the file
+# is missing DEVICE is the image's name; then the file's /dev/nbd7 for
+# both hook calls; a file holding "-o" fails the snapshot without running
+# the hook.  The hook starts with descriptors 0, 1, 2 only and without
+# the server's other environment variables (QUIESCE_TEST_SECRET), PATH
+# kept.  rbdx's own hook, given the image's name: fails the snapshot when
+# `rbdx list-mapped` cannot run (not on PATH), lets it go on when it runs
+# and the image is not mapped on this host.
 . "${RBDX_TESTS:-$(dirname "$0")/..}/lib.sh"
 requires_cluster
 requires rbd
@@ -215,4 +223,91 @@ rbd snap ls "$img" | grep -qw q3 && fail "snapshot q3 exists"
 wait_for 10 grep -q ' end .* unquiesce' "$d/hook.log" ||
   fail "no unquiesce hook after the timeout: $(cat "$d/hook.log")"
 stop_server "$d/t.sock"
+
+# hold SOCK: one connection (so one quiesce watch) that has written,
+# until $d/release exists (HPID); released at exit too.
+at_exit "touch '$d/release'"
+hold() {
+  rm -f "$d/release" "$d/held"
+  "$py" -c '
+import nbd, os, sys, time
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+h.pwrite(b"H" * 4096, 125 << 20)
+open(sys.argv[3], "w").close()
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.05)
+h.shutdown()' "$(uri "$1")" "$d/release" "$d/held" &
+  HPID=$!
+  wait_for 60 test -e "$d/held" || fail "the held connection did not write"
+}
+unhold() { touch "$d/release"; wait "$HPID" || fail "the held connection failed"; }
+
+# 5. quiesce_device_file=, and what the hook gets besides its arguments.
+say "quiesce_device_file= names the hook's DEVICE"
+cat >"$d/hook2" <<HOOK
+#!/bin/bash
+echo "\$(date +%s.%N) start \$1 \$2" >>$d/hook2.log
+if [ "\$2" = quiesce ]; then
+  env >$d/hook2.env
+  ls /proc/\$\$/fd >$d/hook2.fds
+fi
+echo "\$(date +%s.%N) end \$1 \$2" >>$d/hook2.log
+HOOK
+chmod +x "$d/hook2"
+: >"$d/hook2.log"
+export QUIESCE_TEST_SECRET=not-for-the-hook
+start "$d/f.sock" quiesce=true "quiesce_hook=$d/hook2" \
+  "quiesce_device_file=$d/device"
+unset QUIESCE_TEST_SECRET
+hold "$d/f.sock"
+rbd snap create "$img@f1" || fail "rbd snap create failed without the device file"
+wait_for 30 grep -q " end $img unquiesce$" "$d/hook2.log" ||
+  fail "no file: DEVICE was not the image's name: $(cat "$d/hook2.log")"
+echo /dev/nbd7 >"$d/device"
+rbd snap create "$img@f2" || fail "rbd snap create failed with the device file"
+wait_for 30 grep -q " end /dev/nbd7 unquiesce$" "$d/hook2.log" ||
+  fail "DEVICE was not the file's /dev/nbd7: $(cat "$d/hook2.log")"
+grep -q " start /dev/nbd7 quiesce$" "$d/hook2.log" ||
+  fail "the quiesce hook did not get /dev/nbd7: $(cat "$d/hook2.log")"
+echo "-o" >"$d/device"
+rbd snap create "$img@f3" 2>"$d/f3.err" &&
+  fail "rbd snap create succeeded with '-o' in the device file"
+[ "$(grep -c ' start ' "$d/hook2.log")" = 4 ] ||
+  fail "the hook ran for a bad device file: $(cat "$d/hook2.log")"
+grep -q "quiesce_device_file=$d/device: not a device name" "$d/f.sock.log" ||
+  fail "no message naming the device file"
+grep -q '^PATH=' "$d/hook2.env" || fail "the hook got no PATH"
+grep -q QUIESCE_TEST_SECRET "$d/hook2.env" &&
+  fail "the hook got the server's environment: $(cat "$d/hook2.env")"
+[ "$(tr '\n' ' ' <"$d/hook2.fds")" = "0 1 2 255 " ] ||
+  fail "the hook got descriptors: $(tr '\n' ' ' <"$d/hook2.fds")"
+unhold
+stop_server "$d/f.sock"
+
+# 6. rbdx's own hook given the image's name.
+say "rbdx's hook fails when it cannot tell the device"
+rbdx_hook=$RBDX_TESTS/../server/mapper/rbdx-quiesce-hook
+mkdir -p "$d/nobin" "$d/bin" "$d/run"
+ln -sf "$RBDX_BUILD/server/rbdx" "$d/bin/rbdx"
+[ -x "$d/bin/rbdx" ] || skip "no mapper built (-Dmapper=disabled?)"
+saved_path=$PATH
+export PATH="$d/nobin:/usr/bin:/bin"
+start "$d/h.sock" quiesce=true "quiesce_hook=$rbdx_hook"
+export PATH=$saved_path
+hold "$d/h.sock"
+rbd snap create "$img@h1" 2>"$d/h1.err" &&
+  fail "rbd snap create succeeded although rbdx list-mapped could not run"
+grep -q "cannot tell its device: rbdx list-mapped failed" "$d/h.sock.log" ||
+  fail "the hook said nothing: $(tail -5 "$d/h.sock.log")"
+unhold
+stop_server "$d/h.sock"
+export PATH="$d/bin:/usr/bin:/bin" RBDX_RUN_DIR=$d/run
+start "$d/g.sock" quiesce=true "quiesce_hook=$rbdx_hook"
+export PATH=$saved_path
+unset RBDX_RUN_DIR
+hold "$d/g.sock"
+rbd snap create "$img@h2" ||
+  fail "rbd snap create failed with the image not mapped here: $(tail -5 "$d/g.sock.log")"
+unhold
+stop_server "$d/g.sock"
 say "ok"

@@ -64,12 +64,21 @@ test_keys (void **state)
   assert_int_equal (set (&o, "quiesce_device", "/dev/nbd0\n"), -EINVAL);
   assert_int_equal (set (&o, "quiesce_device", ""), -EINVAL);
   assert_int_equal (set (&o, "quiesce_device", "/dev/nbd3"), 0);
+  assert_true (rbdx_quiesce_is_key ("quiesce_device_file"));
+  assert_int_equal (set (&o, "quiesce_device_file", "run/dev"), -EINVAL);
+  assert_non_null (strstr (err, "quiesce_device_file='run/dev': must be an "
+                           "absolute path"));
+  assert_int_equal (set (&o, "quiesce_device_file", "/run/rbdx/d"), 0);
+  assert_string_equal (o.quiesce.device_file, "/run/rbdx/d");
+  assert_int_equal (set (&o, "quiesce_device_file", "/run/rbdx/e"), -EINVAL);
+  assert_non_null (strstr (err, "given twice"));
   assert_int_equal (set (&o, "quiesce", "maybe"), -EINVAL);
   rbdx_options_free (&o);
   assert_int_equal (set (&o, "quiesce", "maybe"), -EINVAL);
   assert_non_null (strstr (err, "expected true or false"));
   rbdx_options_free (&o);
   assert_true (rbdx_options_wants_absolute ("quiesce_hook", "hooks/h"));
+  assert_true (rbdx_options_wants_absolute ("quiesce_device_file", "d/f"));
 }
 
 static void
@@ -92,6 +101,63 @@ test_complete (void **state)
   assert_int_equal (rbdx_quiesce_options_complete (&q, err, sizeof err), -EINVAL);
   assert_non_null (strstr (err, "No such file"));
   rbdx_quiesce_options_free (&q);
+  q.device_file = strdup ("/run/d");
+  assert_int_equal (rbdx_quiesce_options_complete (&q, err, sizeof err), -EINVAL);
+  assert_non_null (strstr (err, "quiesce_device_file= need quiesce=true"));
+  rbdx_quiesce_options_free (&q);
+}
+
+/* Write @p len bytes of @p text to @p path. */
+static void
+put (const char *path, const char *text, size_t len)
+{
+  FILE *f = fopen (path, "w");
+
+  assert_non_null (f);
+  assert_int_equal (fwrite (text, 1, len, f), len);
+  fclose (f);
+}
+
+static void
+test_device_read (void **state)
+{
+  char dir[] = "/tmp/rbdx-test-qdev-XXXXXX", path[64], buf[RBDX_QUIESCE_DEVICE_MAX + 1];
+  char big[RBDX_QUIESCE_DEVICE_MAX + 2];
+
+  (void) state;
+  assert_non_null (mkdtemp (dir));
+  snprintf (path, sizeof path, "%s/dev", dir);
+  strcpy (buf, "untouched");
+  assert_int_equal (rbdx_quiesce_device_read (path, buf), 0);
+  assert_string_equal (buf, "untouched");
+  put (path, "/dev/nbd3\n", 10);
+  assert_int_equal (rbdx_quiesce_device_read (path, buf), 1);
+  assert_string_equal (buf, "/dev/nbd3");
+  put (path, "/dev/nbd12", 10);           /* no newline */
+  assert_int_equal (rbdx_quiesce_device_read (path, buf), 1);
+  assert_string_equal (buf, "/dev/nbd12");
+  put (path, "", 0);
+  assert_int_equal (rbdx_quiesce_device_read (path, buf), -EINVAL);
+  put (path, "\n", 1);
+  assert_int_equal (rbdx_quiesce_device_read (path, buf), -EINVAL);
+  put (path, "-f\n", 3);
+  assert_int_equal (rbdx_quiesce_device_read (path, buf), -EINVAL);
+  put (path, "/dev/nbd1\n\n", 11);       /* two lines */
+  assert_int_equal (rbdx_quiesce_device_read (path, buf), -EINVAL);
+  put (path, "/dev/nbd1\0-x", 12);
+  assert_int_equal (rbdx_quiesce_device_read (path, buf), -EINVAL);
+  memset (big, 'a', sizeof big);
+  big[0] = '/';
+  put (path, big, RBDX_QUIESCE_DEVICE_MAX);
+  assert_int_equal (rbdx_quiesce_device_read (path, buf), 1);
+  assert_int_equal (strlen (buf), RBDX_QUIESCE_DEVICE_MAX);
+  put (path, big, RBDX_QUIESCE_DEVICE_MAX + 1);
+  assert_int_equal (rbdx_quiesce_device_read (path, buf), -EINVAL);
+  put (path, big, sizeof big);
+  assert_int_equal (rbdx_quiesce_device_read (path, buf), -EINVAL);
+  unlink (path);
+  assert_int_equal (rbdx_quiesce_device_read (dir, buf), -EISDIR);
+  rmdir (dir);
 }
 
 static void
@@ -145,6 +211,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_keys),
     cmocka_unit_test (test_complete),
+    cmocka_unit_test (test_device_read),
     cmocka_unit_test (test_hook_check),
     cmocka_unit_test (test_argv),
   };

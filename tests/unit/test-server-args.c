@@ -130,14 +130,48 @@ test_argv (void **state)
   char **argv;
 
   (void) state;
-  argv = rbdx_server_argv (&o, "/r/s", "/r/size", "/r/m", "2/ab@4");
+  argv = rbdx_server_argv (&o, "/r/s", "/r/size", "/r/m", "2/ab@4", NULL);
   assert_argv (argv, want_nbdkit);
   rbdx_server_argv_free (argv);
   o.engine = "/e/rbdx-engine";
   o.read_only = false;
-  argv = rbdx_server_argv (&o, "/r/s", "/r/size", "/r/m", "");
+  argv = rbdx_server_argv (&o, "/r/s", "/r/size", "/r/m", "", NULL);
   assert_argv (argv, want_engine);
   rbdx_server_argv_free (argv);
+}
+
+/* quiesce=true: the server reads its hook's DEVICE from the supervisor's
+ * file (quiesce_device_file=), unless the user named one. */
+static void
+test_device_file (void **state)
+{
+  char *params[3] = { "id=admin", "quiesce=yes", NULL };
+  struct rbdx_map_opts o = {
+    .target = "rbd/img", .engine = "/e/rbdx-engine", .params = params,
+    .nparams = 2,
+  };
+  static const char *const want[] = {
+    "/e/rbdx-engine", "--control", "/r/s", "--", "image=rbd/img",
+    "size_file=/r/size", "advertise_size=max", "metrics_file=/r/m",
+    "metrics_interval=2", "quiesce_device_file=/r/qd", "id=admin",
+    "quiesce=yes", NULL,
+  };
+  char **argv;
+
+  (void) state;
+  assert_true (rbdx_server_wants_device_file (&o));
+  argv = rbdx_server_argv (&o, "/r/s", "/r/size", "/r/m", "", "/r/qd");
+  assert_argv (argv, want);
+  rbdx_server_argv_free (argv);
+  params[2] = "quiesce_device=/dev/nbd9";
+  o.nparams = 3;
+  assert_false (rbdx_server_wants_device_file (&o));
+  params[2] = "quiesce_device_file=/x";
+  assert_false (rbdx_server_wants_device_file (&o));
+  params[2] = "quiesce=false";         /* the last one counts */
+  assert_false (rbdx_server_wants_device_file (&o));
+  o.nparams = 1;
+  assert_false (rbdx_server_wants_device_file (&o));
 }
 
 int
@@ -148,6 +182,7 @@ main (void)
     cmocka_unit_test (test_refuses_specs),
     cmocka_unit_test (test_refuses_params),
     cmocka_unit_test (test_argv),
+    cmocka_unit_test (test_device_file),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
