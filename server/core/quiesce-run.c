@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rbdx/clock.h"
 #include "rbdx/log.h"
 #include "rbdx/quiesce-hook.h"
 #include "rbdx/quiesce-run.h"
@@ -20,15 +21,6 @@ extern char **environ;
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define ENV_MAX 64
-
-static uint64_t
-mono_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
-}
 
 static bool
 env_kept (const char *kv)
@@ -119,7 +111,7 @@ rbdx_quiesce_run_hook (const char *hook, const char *device, bool quiesce,
   }
   rbdx_debug ("rbdx: quiesce: running %s %s %s (pid %d)", hook, device, what,
               (int) pid);
-  deadline = mono_ns () + (uint64_t) timeout_s * 1000000000;
+  deadline = rbdx_clock_ns () + (uint64_t) timeout_s * 1000000000;
   for (;;) {
     pid_t w = waitpid (pid, &status, WNOHANG);
 
@@ -130,7 +122,7 @@ rbdx_quiesce_run_hook (const char *hook, const char *device, bool quiesce,
                   strerror (errno));
       return -EIO;
     }
-    if (mono_ns () >= deadline) {
+    if (rbdx_clock_ns () >= deadline) {
       kill (-pid, SIGKILL);
       kill (pid, SIGKILL);
       while (waitpid (pid, &status, 0) < 0 && errno == EINTR)

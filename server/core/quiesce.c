@@ -11,6 +11,7 @@
 
 #include <rbd/librbd.h>
 
+#include "rbdx/clock.h"
 #include "rbdx/log.h"
 #include "rbdx/quiesce-hook.h"
 #include "rbdx/quiesce-run.h"
@@ -65,15 +66,6 @@ struct rbdx_quiesce {
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rbdx_quiesce *groups;
-
-static uint64_t
-mono_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
-}
 
 /* Run the hook for the current round's device (quiesce-run.h). */
 static int
@@ -190,7 +182,7 @@ run_round (struct rbdx_quiesce *q)
   if (r == 0) {
     q->held = true;
     log_gate (q, "held");
-    deadline = mono_ns () + (uint64_t) q->timeout * 1000000000;
+    deadline = rbdx_clock_ns () + (uint64_t) q->timeout * 1000000000;
     while (q->inflight > 0 && r == 0) {
       struct timespec ts = {
         .tv_sec = (time_t) (deadline / 1000000000),
@@ -220,7 +212,7 @@ run_round (struct rbdx_quiesce *q)
   }
   q->state = G_IDLE;
   q->failed_r = r == -ETIMEDOUT ? -EIO : r;
-  q->failed_until = mono_ns () + STRAGGLER_NS;
+  q->failed_until = rbdx_clock_ns () + STRAGGLER_NS;
   if (r == -ETIMEDOUT) {          /* the freeze may have taken effect */
     pthread_mutex_unlock (&q->lock);
     run_hook (q, false);
@@ -262,7 +254,7 @@ group_thread (void *arg)
      * notification, and a new round runs). */
     for (struct rbdx_quiesce_member *m = q->members; m; m = m->next)
       if (m->st == M_NOTIFIED && q->state == G_IDLE && q->failed_r &&
-          m->round != q->round && mono_ns () < q->failed_until)
+          m->round != q->round && rbdx_clock_ns () < q->failed_until)
         ack (q, m, q->failed_r);
     /* Before the stop: the last member leaving while quiesced drops the
      * pending count to 0 and then stops the group; the thaw must still
