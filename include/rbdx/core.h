@@ -30,6 +30,8 @@
  *               the hook once, writes held around a snapshot
  *               (quiesce-hook.h: its parameters and argv, pure;
  *               quiesce-run.h: the hook's process)
+ *   updates.h   a context's header updates, handled on a thread started
+ *               for them, never in librbd's callback
  *   rbdx/identity.h  pool id / namespace / image id / snapshot id
  *   clock.h     the monotonic clock every part reads (header only)
  *

@@ -14,7 +14,8 @@
  *
  * Lifecycle events reach the context through librbd's update watch
  * (rbd_update_watch, a callback on a librbd thread after the image
- * header changed): a resize updates cur_size, the removal of the
+ * header changed, handled on a thread the context starts for it:
+ * updates.h): a resize updates cur_size, the removal of the
  * snapshot a context serves marks it gone (reads and block status then
  * fail with -ESTALE, for good, even if a snapshot of the same name is
  * created again).  A request that fails with -ESHUTDOWN (Ceph's
@@ -37,7 +38,6 @@
 #define RBDX_CTX_H
 
 #include <stdatomic.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +51,7 @@
 #include "rbdx/identity.h"
 #include "rbdx/op.h"
 #include "rbdx/sizefile.h"
+#include "rbdx/updates.h"
 
 /** Open-time choices. */
 enum rbdx_ctx_flags {
@@ -77,18 +78,12 @@ struct rbdx_ctx {
   _Atomic uint64_t cur_size; /**< bytes, kept current by the update watch. */
   uint64_t watch_handle;
   bool watching;             /**< rbd_update_watch registered. */
-  /** Header updates are handled on a thread of the context's own, never
-   * in librbd's callback (ctx.c, on_update): librbd acknowledges a
-   * header-update notification only after the update watchers return,
-   * and the lock owner's maintenance operations wait for that ack. */
-  struct {
-    pthread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    bool pending;            /**< an update not yet handled. */
-    bool stop;
-    bool started;
-  } upd;
+  /** Header updates are handled on a thread the context starts for
+   * them, never in librbd's callback (ctx.c, on_update): librbd
+   * acknowledges a header-update notification only after the update
+   * watchers return, and the lock owner's maintenance operations wait
+   * for that ack.  No thread while no update is pending (updates.h). */
+  struct rbdx_updates upd;
   bool follows_size;         /**< a head handle whose watch keeps cur_size. */
   atomic_bool gone;          /**< the snapshot served was removed. */
   atomic_bool fenced;        /**< this rados_t was blocklisted. */

@@ -48,7 +48,7 @@ void rbdx_size_register (struct rbdx_size_entry *e, const char *path,
                          const _Atomic uint64_t *cur_size);
 
 /** The size behind @p e changed: publish again if it is registered.
- * Thread-safe (called from librbd's update-watch thread). */
+ * Thread-safe (called from a context's update handling, updates.h). */
 void rbdx_size_changed (struct rbdx_size_entry *e);
 
 /** Remove @p e if registered and publish what the rest agree on.

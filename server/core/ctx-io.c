@@ -20,6 +20,7 @@ prepare (struct rbdx_ctx *ctx, enum rbdx_op op, uint64_t count,
 {
   /* The image's end was checked once, by the front end's
    * rbdx_request_check (request.h), as NBD wants it answered. */
+  rbdx_updates_retry (&ctx->upd);   /* an update whose thread failed to start */
   switch (op) {
   case RBDX_OP_READ:
     if (atomic_load (&ctx->gone))
@@ -285,6 +286,7 @@ rbdx_ctx_extents (struct rbdx_ctx *ctx, uint32_t count, uint64_t offset,
   uint64_t size = atomic_load (&ctx->cur_size);
   int r;
 
+  rbdx_updates_retry (&ctx->upd);
   if (atomic_load (&ctx->gone))
     return -ESTALE;
   if (atomic_load (&ctx->fenced))

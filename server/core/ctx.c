@@ -2,7 +2,6 @@
 /* rbdx core: one connection's librbd context (see ctx.h). */
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,12 +222,13 @@ check_snapshot (struct rbdx_ctx *ctx)
 
 /* The image header changed: a resize or a snapshot removal by another
  * client (the pattern rbd-nbd uses to follow resizes), a QoS setting,
- * or a lock break.  Runs on the context's update thread (or once at
- * open): every call here may wait for the cluster or for a refresh of
- * the image. */
+ * or a lock break.  Runs on a thread the context starts for the update
+ * (updates.h), or once at open: every call here may wait for the
+ * cluster or for a refresh of the image. */
 static void
-handle_update (struct rbdx_ctx *ctx)
+handle_update (void *arg)
 {
+  struct rbdx_ctx *ctx = arg;
   struct rbdx_qos *qos = atomic_load (&ctx->qos);
   uint64_t size;
 
@@ -259,70 +259,15 @@ handle_update (struct rbdx_ctx *ctx)
  * waits for that operation in turn, until the notification times out
  * after 5 s and the operation fails with ETIMEDOUT, which the
  * requesting client takes for an owner that did not answer and retries
- * forever (seen with Ceph 16.2.15).  So only note the update here. */
+ * forever (seen with Ceph 16.2.15).  So only note the update here: a
+ * thread of this context's own, started for it, runs handle_update
+ * (updates.c says why one per context and only on demand). */
 static void
 on_update (void *arg)
 {
   struct rbdx_ctx *ctx = arg;
 
-  pthread_mutex_lock (&ctx->upd.lock);
-  ctx->upd.pending = true;
-  pthread_cond_signal (&ctx->upd.cond);
-  pthread_mutex_unlock (&ctx->upd.lock);
-}
-
-static void *
-update_thread (void *arg)
-{
-  struct rbdx_ctx *ctx = arg;
-
-  pthread_mutex_lock (&ctx->upd.lock);
-  for (;;) {
-    while (!ctx->upd.pending && !ctx->upd.stop)
-      pthread_cond_wait (&ctx->upd.cond, &ctx->upd.lock);
-    if (ctx->upd.stop)
-      break;
-    ctx->upd.pending = false;       /* updates meanwhile: one more pass */
-    pthread_mutex_unlock (&ctx->upd.lock);
-    handle_update (ctx);
-    pthread_mutex_lock (&ctx->upd.lock);
-  }
-  pthread_mutex_unlock (&ctx->upd.lock);
-  return NULL;
-}
-
-static int
-start_updates (struct rbdx_ctx *ctx, char *err, size_t errlen)
-{
-  int r;
-
-  pthread_mutex_init (&ctx->upd.lock, NULL);
-  pthread_cond_init (&ctx->upd.cond, NULL);
-  r = pthread_create (&ctx->upd.thread, NULL, update_thread, ctx);
-  if (r != 0) {
-    pthread_cond_destroy (&ctx->upd.cond);
-    pthread_mutex_destroy (&ctx->upd.lock);
-    snprintf (err, errlen, "cannot start the update thread of '%s': %s",
-              ctx->name, strerror (r));
-    return -r;
-  }
-  ctx->upd.started = true;
-  return 0;
-}
-
-static void
-stop_updates (struct rbdx_ctx *ctx)
-{
-  if (!ctx->upd.started)
-    return;
-  pthread_mutex_lock (&ctx->upd.lock);
-  ctx->upd.stop = true;
-  pthread_cond_signal (&ctx->upd.cond);
-  pthread_mutex_unlock (&ctx->upd.lock);
-  pthread_join (ctx->upd.thread, NULL);
-  pthread_cond_destroy (&ctx->upd.cond);
-  pthread_mutex_destroy (&ctx->upd.lock);
-  ctx->upd.started = false;
+  rbdx_updates_note (&ctx->upd);
 }
 
 static int
@@ -437,9 +382,7 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
   /* A read-only handle has no header watch: its update watch would
    * never fire. */
   if (rw) {
-    r = start_updates (ctx, err, errlen);
-    if (r < 0)
-      goto fail;
+    rbdx_updates_init (&ctx->upd, handle_update, ctx, ctx->name);
     r = rbd_update_watch (ctx->image, &ctx->watch_handle, on_update, ctx);
     if (r < 0) {
       snprintf (err, errlen, "rbd_update_watch on '%s': %s", ctx->name,
@@ -476,7 +419,7 @@ rbdx_ctx_close (struct rbdx_ctx *ctx)
   rbdx_size_unregister (&ctx->size_entry);
   if (ctx->watching)
     rbd_update_unwatch (ctx->image, ctx->watch_handle);
-  stop_updates (ctx);            /* after the unwatch: no more signals */
+  rbdx_updates_stop (&ctx->upd); /* after the unwatch: no more notes */
   if (ctx->image)
     rbd_close (ctx->image);      /* waits for librbd's own work */
   if (ctx->have_reactor)

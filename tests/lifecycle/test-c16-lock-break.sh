@@ -5,7 +5,9 @@
 # client takes the lock and writes; then A (open before the break) and B
 # (opened after it) write.  Ceph's "blocklisted" errno is ESHUTDOWN (108),
 # which NBD reserves for a server shutting down: rbdx must answer EIO.
-# Asserts, for the shared writer (default features) and exclusive=true:
+# Asserts, for the shared writer (default features; through nbdkit and
+# through the mapper's built-in engine, which shares the serving core)
+# and exclusive=true:
 #   - A's writes fail with NBD_EIO (not ESHUTDOWN), within 15 s (no hang),
 #     and keep failing (A stays fenced, like a krbd mapping without
 #     recover_session); A stays connected and still reads (its own
@@ -48,8 +50,15 @@ lock_break() {
   img=$(new_image 64M)
   sock="$MC_DIR/s$n.sock"
   log="$MC_DIR/s$n.log"
-  say "default features $*: rbd lock rm of rbdx's lock"
-  serve "$sock" -- "$img" "$@" 2>"$log"
+  if [ "${1:-}" = engine ]; then
+    shift
+    say "default features, rbdx-engine $*: rbd lock rm of rbdx's lock"
+    serve_engine "$sock" -- "$img" "$@"
+    log=$sock.log
+  else
+    say "default features $*: rbd lock rm of rbdx's lock"
+    serve "$sock" -- "$img" "$@" 2>"$log"
+  fi
   u=$(uri "$sock")
   client_start A "$u"
   client_do A write 0 4096 aa
@@ -131,4 +140,9 @@ print(w[0]["address"])')
 
 lock_break
 lock_break exclusive=true
+if [ -x "$RBDX_BUILD/server/rbdx-engine" ]; then
+  lock_break engine
+else
+  say "no rbdx-engine built: its row is not run"
+fi
 blocklist_client

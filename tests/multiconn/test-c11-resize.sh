@@ -15,7 +15,8 @@
 #     writes below 512 MiB still work.
 # Run on a default-feature image (A's writes go through the shared
 # lock-owning writer, whose own watch must follow the resize too) and on
-# a layering-only image.
+# a layering-only image, through nbdkit, and on a default-feature image
+# through the mapper's built-in engine.
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/multiconn/mc-lib.sh"
 requires_cluster
@@ -24,10 +25,14 @@ requires_cluster
 size_of() { nbdinfo --size "$1"; }
 
 check() {
-  local img=$1 sock=$2 u
+  local img=$1 sock=$2 fe=${3:-nbdkit} u
   shift 2
-  say "$img: A open while the image grows to 2 GiB and shrinks to 512 MiB"
-  serve "$sock" -- "$img"
+  say "$img ($fe): A open while the image grows to 2 GiB and shrinks to 512 MiB"
+  if [ "$fe" = engine ]; then
+    serve_engine "$sock" -- "$img"
+  else
+    serve "$sock" -- "$img"
+  fi
   u=$(uri "$sock")
   client_start A "$u"
   [ "$(client_do A size)" = $((1 << 30)) ] || fail "A does not see 1 GiB"
@@ -72,3 +77,10 @@ locked=$(new_image 1G)
 plain=$(new_image 1G --image-feature layering)
 check "$locked" "$MC_DIR/a.sock"
 check "$plain" "$MC_DIR/b.sock"
+# The mapper's built-in engine shares the serving core (ctx.c's update
+# handling): the same on a default-feature image through it.
+if [ -x "$RBDX_BUILD/server/rbdx-engine" ]; then
+  check "$(new_image 1G)" "$MC_DIR/c.sock" engine
+else
+  say "no rbdx-engine built: its row is not run"
+fi

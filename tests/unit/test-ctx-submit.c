@@ -201,6 +201,12 @@ rbdx_ctx_mark_fenced (struct rbdx_ctx *ctx)
 }
 
 void
+rbdx_updates_retry (struct rbdx_updates *u)
+{
+  (void) u;                   /* no update watch here (updates.h) */
+}
+
+void
 rbdx_wait_init (struct rbdx_wait *w)
 {
   (void) w;
