@@ -142,6 +142,8 @@ cycle (const char *uri, unsigned long n)
   nbd_close (h);
 }
 
+#define MIN_CYCLES 200
+
 int
 main (int argc, char *argv[])
 {
@@ -188,10 +190,21 @@ main (int argc, char *argv[])
     nbd_close (hs[i]);
   }
 
+  /* SECONDS bounds the test's time, not the server's speed: on a loaded
+   * machine fewer cycles fit, and the checks below run on those done,
+   * as long as there are MIN_CYCLES of them (a leaked context per cycle
+   * would still be hundreds of MiB, a leaked fd or thread exact). */
   t0 = now_s ();
   for (n = 0; n < cycles; n++) {
-    if (now_s () - t0 > limit)
-      FAIL ("only %lu of %lu cycles in %.0f s", n, cycles, limit);
+    if (now_s () - t0 > limit) {
+      if (n < MIN_CYCLES)
+        FAIL ("only %lu of %lu cycles in %.0f s (at least %d needed)", n,
+              cycles, limit, MIN_CYCLES);
+      printf ("leak-cycles: %.0f s reached after %lu of %lu cycles; "
+              "checking those\n", limit, n, cycles);
+      cycles = n;
+      break;
+    }
     cycle (uri, 20 + n);
     if ((n + 1) % 100 == 0) {
       sample (&mid);

@@ -25,7 +25,7 @@ requires_cluster
 prog=$(test_prog model/leak-cycles)
 d=$(tmpdir)
 CYCLES=1000
-SECONDS_LIMIT=150
+SECONDS_LIMIT=150   # then the checks run on the cycles done (at least 200)
 RSS_BOUND_MIB=20
 
 img=$(new_image 40M)
