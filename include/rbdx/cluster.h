@@ -99,9 +99,30 @@ int rbdx_cluster_configure (const struct rbdx_options *o, rados_t *out,
 int rbdx_cluster_connect (const struct rbdx_options *o, rados_t *out,
                           char *err, size_t errlen);
 
-/** The cluster handle of one librbd context: rbdx_cluster_connect's own
+/** rbdx_cluster_configure for a shared Ceph context (cct.h): the same,
+ * but ms_async_op_threads is RBDX_SHARED_MS_ASYNC_OP_THREADS where the
+ * conf file, $CEPH_ARGS and ceph.* leave Ceph's default.  Same
+ * ownership, errors and thread rules as rbdx_cluster_configure. */
+int rbdx_cluster_configure_shared (const struct rbdx_options *o,
+                                   rados_t *out, char *err, size_t errlen);
+
+/** rados_connect @p c, a handle configured from @p o.
+ * @return 0, or as rbdx_cluster_connect (message in @p err); @p c is
+ *         not shut down on error.  Starts librados threads. */
+int rbdx_cluster_connect_handle (const struct rbdx_options *o, rados_t c,
+                                 char *err, size_t errlen);
+
+/** rbdx_cluster_acquire flag: a Ceph context of the client's own even
+ * when ceph_context= shares one (the shared writer: its librbd settings
+ * differ from the connections', see ctx.c choose_dispatch).  No effect
+ * when connections_per_client= shares the client. */
+#define RBDX_CLUSTER_OWN_CONTEXT 1u
+
+/** The cluster handle of one librbd context: a Ceph client of its own
  * when o->connections_per_client is 1 (the default: every context has
- * its own Ceph client), else a client shared with at most
+ * its own Ceph client; made on the server's shared Ceph context when
+ * rbdx_cct_shared and not RBDX_CLUSTER_OWN_CONTEXT in @p flags, else
+ * rbdx_cluster_connect's), else a client shared with at most
  * connections_per_client - 1 other contexts made from the same @p o
  * (the same server's options: any image, one cluster user), connected on
  * first use.  Each context still has its own I/O context and image
@@ -111,11 +132,12 @@ int rbdx_cluster_connect (const struct rbdx_options *o, rados_t *out,
  * fails every context on it.
  * @return as rbdx_cluster_connect; -ENOMEM.
  * Release with rbdx_cluster_release, never rados_shutdown.  Thread-safe. */
-int rbdx_cluster_acquire (const struct rbdx_options *o, rados_t *out,
-                          char *err, size_t errlen);
+int rbdx_cluster_acquire (const struct rbdx_options *o, unsigned flags,
+                          rados_t *out, char *err, size_t errlen);
 
 /** Give back a handle from rbdx_cluster_acquire: shut down when no other
- * context holds it.  Nothing may be in flight on it from the caller's
+ * context holds it (rbdx_cct_release for a client on a shared Ceph
+ * context).  Nothing may be in flight on it from the caller's
  * I/O context (destroy that first).  Thread-safe. */
 void rbdx_cluster_release (rados_t c);
 

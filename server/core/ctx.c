@@ -413,7 +413,9 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
 
   r = (flags & RBDX_CTX_PROBE)
         ? rbdx_cluster_connect_probe (o, &ctx->cluster, err, errlen)
-        : rbdx_cluster_acquire (o, &ctx->cluster, err, errlen);
+        : rbdx_cluster_acquire (o, (flags & RBDX_CTX_SHARED)
+                                   ? RBDX_CLUSTER_OWN_CONTEXT : 0,
+                                &ctx->cluster, err, errlen);
   if (r < 0) {
     ctx->cluster = NULL;
     goto fail;
