@@ -28,7 +28,9 @@
  * - ms_async_op_threads (Ceph: 3, "msgr-worker-N"): the messenger's
  *   event loops.  Each socket to an OSD or monitor is served by one of
  *   them; one connection's requests are carried by one loop, and N
- *   connections still get N loops of their own.  Saves 2 threads.
+ *   connections still get N loops of their own.  Saves 2 threads.  A
+ *   shared Ceph context (cct.h), whose loops serve every connection,
+ *   gets RBDX_SHARED_MS_ASYNC_OP_THREADS instead.
  * - librados_thread_count (Ceph: 2, "io_context_pool"): the Objecter's
  *   completion pool; librbd's callbacks are short.  Saves 1 thread.
  *
@@ -37,11 +39,10 @@
  * 4 x safe_timer, taskfin_librbd and tp_librbd (rbd_op_threads, already
  * 1).  Half of them (log, service, msgr-worker, tp_librbd,
  * taskfin_librbd, 2 safe_timer) belong to the client's CephContext and
- * would exist once if the clients shared one (rados_create_with_context),
- * but Ceph 16.2.15 deadlocks then (server/core/DESIGN.md), so every
- * client keeps its own.  A user who wants Ceph's values back gives
- * ceph.ms_async_op_threads=3 ceph.librados_thread_count=2 (or sets them
- * in the conf file). */
+ * exist once per server with ceph_context=shared (cct.h; the default
+ * where Ceph has the fix of its observer deadlock, not on Ceph 16).
+ * A user who wants Ceph's values back gives ceph.ms_async_op_threads=3
+ * ceph.librados_thread_count=2 (or sets them in the conf file). */
 #define RBDX_MS_ASYNC_OP_THREADS "1"
 #define RBDX_LIBRADOS_THREAD_COUNT "1"
 
@@ -113,8 +114,9 @@ int rbdx_cluster_connect_handle (const struct rbdx_options *o, rados_t c,
                                  char *err, size_t errlen);
 
 /** rbdx_cluster_acquire flag: a Ceph context of the client's own even
- * when ceph_context= shares one (the shared writer: its librbd settings
- * differ from the connections', see ctx.c choose_dispatch).  No effect
+ * when ceph_context= shares one (an engine export's shared writer: its
+ * librbd settings differ from the connections', see ctx.c
+ * choose_dispatch).  No effect
  * when connections_per_client= shares the client. */
 #define RBDX_CLUSTER_OWN_CONTEXT 1u
 
