@@ -35,6 +35,7 @@
 #include <nbdkit-plugin.h>
 
 #include "rbdx/budget.h"
+#include "rbdx/cct.h"
 #include "rbdx/cluster.h"
 #include "rbdx/conn.h"
 #include "rbdx/ctx.h"
@@ -350,6 +351,7 @@ rbdx_can_cache (void *handle)
 static void
 rbdx_dump_plugin (void)
 {
+  char release[64];
   int major, minor, extra;
 
   rbd_version (&major, &minor, &extra);
@@ -357,6 +359,10 @@ rbdx_dump_plugin (void)
   printf ("rbdx_librbd_version=%d.%d.%d\n", major, minor, extra);
   rados_version (&major, &minor, &extra);
   printf ("rbdx_librados_version=%d.%d.%d\n", major, minor, extra);
+  /* What ceph_context=auto chooses here (cct.h). */
+  printf ("rbdx_ceph_context_auto=%s\n",
+          rbdx_cct_fixed (release, sizeof release) ? "shared" : "connection");
+  printf ("rbdx_ceph_release=%s\n", release);
 }
 
 #define rbdx_config_help \
@@ -412,6 +418,11 @@ rbdx_dump_plugin (void)
   "connections_per_client=K\n" \
   "                     Let K connections share one Ceph client, each with its\n" \
   "                     own image handle (default 1: a client per connection).\n" \
+  "ceph_context=auto|shared|connection\n" \
+  "                     One Ceph context (configuration, log, messenger\n" \
+  "                     workers, librbd's thread pool) for every connection's\n" \
+  "                     client, or one each (auto: shared where Ceph has the\n" \
+  "                     fix of ceph/ceph PR 53568, i.e. 17.2.8, 18.2.4+).\n" \
   "max_connections=N    Refuse connections beyond N open at once (default:\n" \
   "                     what RLIMIT_NOFILE and the cgroup's pids.max allow).\n" \
   "identity=POOLID/[NAMESPACE/]IMAGEID[@SNAPID]\n" \

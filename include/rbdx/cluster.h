@@ -28,7 +28,9 @@
  * - ms_async_op_threads (Ceph: 3, "msgr-worker-N"): the messenger's
  *   event loops.  Each socket to an OSD or monitor is served by one of
  *   them; one connection's requests are carried by one loop, and N
- *   connections still get N loops of their own.  Saves 2 threads.
+ *   connections still get N loops of their own.  Saves 2 threads.  A
+ *   shared Ceph context (cct.h), whose loops serve every connection,
+ *   gets RBDX_SHARED_MS_ASYNC_OP_THREADS instead.
  * - librados_thread_count (Ceph: 2, "io_context_pool"): the Objecter's
  *   completion pool; librbd's callbacks are short.  Saves 1 thread.
  *
@@ -37,11 +39,10 @@
  * 4 x safe_timer, taskfin_librbd and tp_librbd (rbd_op_threads, already
  * 1).  Half of them (log, service, msgr-worker, tp_librbd,
  * taskfin_librbd, 2 safe_timer) belong to the client's CephContext and
- * would exist once if the clients shared one (rados_create_with_context),
- * but Ceph 16.2.15 deadlocks then (server/core/DESIGN.md), so every
- * client keeps its own.  A user who wants Ceph's values back gives
- * ceph.ms_async_op_threads=3 ceph.librados_thread_count=2 (or sets them
- * in the conf file). */
+ * exist once per server with ceph_context=shared (cct.h; the default
+ * where Ceph has the fix of its observer deadlock, not on Ceph 16).
+ * A user who wants Ceph's values back gives ceph.ms_async_op_threads=3
+ * ceph.librados_thread_count=2 (or sets them in the conf file). */
 #define RBDX_MS_ASYNC_OP_THREADS "1"
 #define RBDX_LIBRADOS_THREAD_COUNT "1"
 
@@ -114,9 +115,31 @@ int rbdx_cluster_set_default (const struct rbdx_options *o, rados_t c,
 int rbdx_cluster_connect (const struct rbdx_options *o, rados_t *out,
                           char *err, size_t errlen);
 
-/** The cluster handle of one librbd context: rbdx_cluster_connect's own
+/** rbdx_cluster_configure for a shared Ceph context (cct.h): the same,
+ * but ms_async_op_threads is RBDX_SHARED_MS_ASYNC_OP_THREADS where the
+ * conf file, $CEPH_ARGS and ceph.* leave Ceph's default.  Same
+ * ownership, errors and thread rules as rbdx_cluster_configure. */
+int rbdx_cluster_configure_shared (const struct rbdx_options *o,
+                                   rados_t *out, char *err, size_t errlen);
+
+/** rados_connect @p c, a handle configured from @p o.
+ * @return 0, or as rbdx_cluster_connect (message in @p err); @p c is
+ *         not shut down on error.  Starts librados threads. */
+int rbdx_cluster_connect_handle (const struct rbdx_options *o, rados_t c,
+                                 char *err, size_t errlen);
+
+/** rbdx_cluster_acquire flag: a Ceph context of the client's own even
+ * when ceph_context= shares one (an engine export's shared writer: its
+ * librbd settings differ from the connections', see ctx.c
+ * choose_dispatch).  No effect
+ * when connections_per_client= shares the client. */
+#define RBDX_CLUSTER_OWN_CONTEXT 1u
+
+/** The cluster handle of one librbd context: a Ceph client of its own
  * when o->connections_per_client is 1 (the default: every context has
- * its own Ceph client), else a client shared with at most
+ * its own Ceph client; made on the server's shared Ceph context when
+ * rbdx_cct_shared and not RBDX_CLUSTER_OWN_CONTEXT in @p flags, else
+ * rbdx_cluster_connect's), else a client shared with at most
  * connections_per_client - 1 other contexts made from the same @p o
  * (the same server's options: any image, one cluster user), connected on
  * first use.  Each context still has its own I/O context and image
@@ -126,11 +149,12 @@ int rbdx_cluster_connect (const struct rbdx_options *o, rados_t *out,
  * fails every context on it.
  * @return as rbdx_cluster_connect; -ENOMEM.
  * Release with rbdx_cluster_release, never rados_shutdown.  Thread-safe. */
-int rbdx_cluster_acquire (const struct rbdx_options *o, rados_t *out,
-                          char *err, size_t errlen);
+int rbdx_cluster_acquire (const struct rbdx_options *o, unsigned flags,
+                          rados_t *out, char *err, size_t errlen);
 
 /** Give back a handle from rbdx_cluster_acquire: shut down when no other
- * context holds it.  Nothing may be in flight on it from the caller's
+ * context holds it (rbdx_cct_release for a client on a shared Ceph
+ * context).  Nothing may be in flight on it from the caller's
  * I/O context (destroy that first).  Thread-safe. */
 void rbdx_cluster_release (rados_t c);
 

@@ -30,6 +30,19 @@ enum rbdx_completion {
                                    eventfd or reactor. */
 };
 
+/** ceph_context=: whether the Ceph clients of one server's options are
+ * made on one Ceph context (CephContext: configuration, log, service
+ * thread, messenger workers, librbd's thread pool) or each on its own
+ * (see cct.h and server/core/DESIGN.md, "One Ceph context"). */
+enum rbdx_ceph_context {
+  RBDX_CEPH_CONTEXT_AUTO = 0,    /**< shared where the running Ceph has the
+                                      fix of its configuration observer
+                                      deadlock (rbdx_cct_fixed), else
+                                      per connection. */
+  RBDX_CEPH_CONTEXT_SHARED,      /**< shared; refused where the fault is. */
+  RBDX_CEPH_CONTEXT_CONNECTION,  /**< every client its own context. */
+};
+
 /** Where writes go when several connections share one image
  * (see writer.h). */
 enum rbdx_writers {
@@ -159,6 +172,8 @@ struct rbdx_options {
                                         RBDX_CONNECTIONS_PER_CLIENT_MAX),
                                         0 or 1: every context its own
                                         Ceph client. */
+  enum rbdx_ceph_context ceph_context;  /**< ceph_context= */
+  bool ceph_context_set;
   unsigned max_connections;   /**< max_connections= (1 to
                                    RBDX_MAX_CONNECTIONS_LIMIT), 0: the
                                    default, rbdx_budget_default. */
@@ -191,7 +206,8 @@ rbdx_options_snapshot (const struct rbdx_options *o)
  *
  * Keys: image, pool, conf, id, keyring, mon_host, cluster, completion
  * (auto|io_uring|poll, "eventfd" meaning poll), writers
- * (auto|shared|per-connection), size_file, advertise_size (image|max),
+ * (auto|shared|per-connection), ceph_context (auto|shared|connection),
+ * size_file, advertise_size (image|max),
  * exclusive and notrim (true/false, yes/no, on/off, 1/0), snap_id (a
  * snapshot id in decimal, below Ceph's reserved ids), qos.NAME_limit,
  * qos.NAME_burst, qos.NAME_burst_seconds (NAME in rbdx_qos_names; whole

@@ -9,6 +9,7 @@
 
 #include <rbd/librbd.h>
 
+#include "rbdx/cct.h"
 #include "rbdx/cluster.h"
 
 static bool
@@ -51,25 +52,30 @@ rbdx_cluster_set_default (const struct rbdx_options *o, rados_t c,
   return r < 0 ? r : 1;
 }
 
+/* @shared: for a shared Ceph context, whose messenger workers serve
+ * every client on it (cct.h). */
 static int
-set_client_defaults (const struct rbdx_options *o, rados_t c)
+set_client_defaults (const struct rbdx_options *o, rados_t c, bool shared)
 {
+  const char *value;
   size_t i;
   int r;
 
   for (i = 0; i < sizeof client_defaults / sizeof client_defaults[0]; i++) {
+    value = client_defaults[i].rbdx_default;
+    if (shared && strcmp (client_defaults[i].name, "ms_async_op_threads") == 0)
+      value = RBDX_SHARED_MS_ASYNC_OP_THREADS;
     r = rbdx_cluster_set_default (o, c, client_defaults[i].name,
-                                  client_defaults[i].ceph_default,
-                                  client_defaults[i].rbdx_default);
+                                  client_defaults[i].ceph_default, value);
     if (r < 0)
       return r;
   }
   return 0;
 }
 
-int
-rbdx_cluster_configure (const struct rbdx_options *o, rados_t *out,
-                        char *err, size_t errlen)
+static int
+configure (const struct rbdx_options *o, bool shared, rados_t *out,
+           char *err, size_t errlen)
 {
   char entity[256];
   rados_t c;
@@ -116,7 +122,7 @@ rbdx_cluster_configure (const struct rbdx_options *o, rados_t *out,
   if (r == 0 && !user_sets (o, "client_mount_timeout"))
     r = rados_conf_set (c, "client_mount_timeout", RBDX_MOUNT_TIMEOUT_S);
   if (r == 0)
-    r = set_client_defaults (o, c);
+    r = set_client_defaults (o, c, shared);
   if (r < 0) {
     snprintf (err, errlen, "cannot set rbdx's Ceph defaults: %s",
               strerror (-r));
@@ -146,14 +152,66 @@ fail:
   return r;
 }
 
+int
+rbdx_cluster_configure (const struct rbdx_options *o, rados_t *out,
+                        char *err, size_t errlen)
+{
+  return configure (o, false, out, err, errlen);
+}
+
+int
+rbdx_cluster_configure_shared (const struct rbdx_options *o, rados_t *out,
+                               char *err, size_t errlen)
+{
+  return configure (o, true, out, err, errlen);
+}
+
+int
+rbdx_cluster_connect_handle (const struct rbdx_options *o, rados_t c,
+                             char *err, size_t errlen)
+{
+  char mons[512] = "";
+  const char *hint;
+  int r;
+
+  r = rados_connect (c);
+  if (r >= 0)
+    return 0;
+  if (rados_conf_get (c, "mon_host", mons, sizeof mons) < 0 || !*mons) {
+    snprintf (err, errlen, "cannot connect to Ceph cluster '%s' as "
+              "client.%s: no monitor address (give conf=, mon_host= or "
+              "$CEPH_CONF): %s", o->cluster ? o->cluster : "ceph",
+              rbdx_options_id (o), strerror (-r));
+    return r;
+  }
+  switch (-r) {
+  case ENOENT:
+    hint = "no key for this id in the keyring, or no keyring found "
+           "(check id= and keyring=)";
+    break;
+  case EACCES: case EPERM:
+    hint = "the cluster refused the key: unknown id, or the keyring "
+           "has no or a wrong key for it (check id= and keyring=)";
+    break;
+  case ETIMEDOUT:
+    hint = "no monitor answered within client_mount_timeout "
+           "(check mon_host= / conf=)";
+    break;
+  default:
+    hint = strerror (-r);
+  }
+  snprintf (err, errlen, "cannot connect to Ceph cluster '%s' as client.%s "
+            "(monitors %s): %s", o->cluster ? o->cluster : "ceph",
+            rbdx_options_id (o), mons, hint);
+  return r;
+}
+
 /* rbdx_cluster_configure, then rados_osd_op_timeout when @osd_timeout
  * is not NULL and the user sets none, then rados_connect. */
 static int
 connect_with (const struct rbdx_options *o, const char *osd_timeout,
               rados_t *out, char *err, size_t errlen)
 {
-  char mons[512] = "";
-  const char *hint;
   rados_t c;
   int r;
 
@@ -168,35 +226,8 @@ connect_with (const struct rbdx_options *o, const char *osd_timeout,
     return r;
   }
 
-  r = rados_connect (c);
+  r = rbdx_cluster_connect_handle (o, c, err, errlen);
   if (r < 0) {
-    if (rados_conf_get (c, "mon_host", mons, sizeof mons) < 0 || !*mons) {
-      snprintf (err, errlen, "cannot connect to Ceph cluster '%s' as "
-                "client.%s: no monitor address (give conf=, mon_host= or "
-                "$CEPH_CONF): %s", o->cluster ? o->cluster : "ceph",
-                rbdx_options_id (o), strerror (-r));
-      rados_shutdown (c);
-      return r;
-    }
-    switch (-r) {
-    case ENOENT:
-      hint = "no key for this id in the keyring, or no keyring found "
-             "(check id= and keyring=)";
-      break;
-    case EACCES: case EPERM:
-      hint = "the cluster refused the key: unknown id, or the keyring "
-             "has no or a wrong key for it (check id= and keyring=)";
-      break;
-    case ETIMEDOUT:
-      hint = "no monitor answered within client_mount_timeout "
-             "(check mon_host= / conf=)";
-      break;
-    default:
-      hint = strerror (-r);
-    }
-    snprintf (err, errlen, "cannot connect to Ceph cluster '%s' as client.%s "
-              "(monitors %s): %s", o->cluster ? o->cluster : "ceph",
-              rbdx_options_id (o), mons, hint);
     rados_shutdown (c);
     return r;
   }
@@ -257,16 +288,28 @@ struct shared_client {
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shared_client *shared_clients;
 
+/* A connected client of @o's: on its shared Ceph context (cct.h) unless
+ * @own or ceph_context= says a context per connection. */
+static int
+client_connect (const struct rbdx_options *o, bool own, rados_t *out,
+                char *err, size_t errlen)
+{
+  if (!own && rbdx_cct_shared (o))
+    return rbdx_cct_connect (o, out, err, errlen);
+  return rbdx_cluster_connect (o, out, err, errlen);
+}
+
 int
-rbdx_cluster_acquire (const struct rbdx_options *o, rados_t *out,
-                      char *err, size_t errlen)
+rbdx_cluster_acquire (const struct rbdx_options *o, unsigned flags,
+                      rados_t *out, char *err, size_t errlen)
 {
   struct shared_client *s;
   rados_t c;
   int r;
 
   if (o->connections_per_client <= 1)
-    return rbdx_cluster_connect (o, out, err, errlen);
+    return client_connect (o, flags & RBDX_CLUSTER_OWN_CONTEXT, out,
+                           err, errlen);
   pthread_mutex_lock (&shared_lock);
   for (s = shared_clients; s; s = s->next)
     if (s->o == o && s->refs < o->connections_per_client) {
@@ -284,7 +327,7 @@ rbdx_cluster_acquire (const struct rbdx_options *o, rados_t *out,
     snprintf (err, errlen, "out of memory");
     return -ENOMEM;
   }
-  r = rbdx_cluster_connect (o, &c, err, errlen);
+  r = client_connect (o, false, &c, err, errlen);
   if (r < 0) {
     free (s);
     return r;
@@ -317,5 +360,6 @@ rbdx_cluster_release (rados_t c)
   if (s && s->refs > 0)
     return;          /* other contexts still use it */
   free (s);
-  rados_shutdown (c);
+  if (!rbdx_cct_release (c))
+    rados_shutdown (c);
 }

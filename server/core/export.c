@@ -2,6 +2,7 @@
 /* rbdx core: what an export is, for both front ends (see export.h). */
 #include <errno.h>
 
+#include "rbdx/cct.h"
 #include "rbdx/cluster.h"
 #include "rbdx/export.h"
 #include "rbdx/imageconf.h"
@@ -16,6 +17,9 @@ rbdx_export_configure (struct rbdx_options *o, char *err, size_t errlen)
   if (r < 0)
     return r;
   r = rbdx_encryption_check (o, err, errlen);
+  if (r < 0)
+    return r;
+  r = rbdx_cct_check (o, err, errlen);
   if (r < 0)
     return r;
   /* Creating and configuring a handle starts no thread, so the conf

@@ -101,6 +101,13 @@ static const struct keyword completion_names[] = {
   { NULL, 0, false }
 };
 
+static const struct keyword ceph_context_names[] = {
+  { "auto", RBDX_CEPH_CONTEXT_AUTO, false },
+  { "shared", RBDX_CEPH_CONTEXT_SHARED, false },
+  { "connection", RBDX_CEPH_CONTEXT_CONNECTION, false },
+  { NULL, 0, false }
+};
+
 /* Set *slot to the value of the keyword named value in names (ended by
  * a NULL name), once. */
 static int
@@ -362,6 +369,10 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
   if (strcmp (key, "advertise_size") == 0)
     return set_keyword (key, value, advertise_names, (int *) &o->advertise_size,
                         &o->advertise_size_set, err, errlen);
+  if (strcmp (key, "ceph_context") == 0)
+    return set_keyword (key, value, ceph_context_names,
+                        (int *) &o->ceph_context, &o->ceph_context_set,
+                        err, errlen);
   if (strcmp (key, "completion") == 0)
     return set_keyword (key, value, completion_names, (int *) &o->completion,
                         &o->completion_set, err, errlen);

@@ -4,8 +4,11 @@
 # gets ms_async_op_threads=1 (one "msgr-worker-N" thread) unless the user
 # set it: a ceph.ms_async_op_threads= parameter wins, and so does a value
 # in the conf file.  Counted on nbdkit rbdx with one connection, which
-# has two clients (its context and the shared writer's): msgr-worker
-# threads = 2 x the option's value.
+# has two clients (its context and the shared writer's): with
+# ceph_context=connection each has a Ceph context of its own and
+# msgr-worker threads = 2 x the option's value.  Where Ceph allows
+# ceph_context=shared (include/rbdx/cct.h) the two clients' one context
+# has RBDX_SHARED_MS_ASYNC_OP_THREADS (2) unless the user set it.
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import nbd' 2>/dev/null ||
@@ -46,10 +49,18 @@ expect() {
   say "$name: $got msgr-worker threads"
 }
 
-expect default 2
-expect parameter 6 ceph.ms_async_op_threads=3
+expect default 2 ceph_context=connection
+expect parameter 6 ceph_context=connection ceph.ms_async_op_threads=3
 cp "$CEPH_CONF" "$dir/ceph.conf"
 printf '\n[client]\nms_async_op_threads = 2\n' >>"$dir/ceph.conf"
-expect conf-file 4 conf="$dir/ceph.conf"
-expect parameter-over-file 6 conf="$dir/ceph.conf" ceph.ms_async_op_threads=3
+expect conf-file 4 ceph_context=connection conf="$dir/ceph.conf"
+expect parameter-over-file 6 ceph_context=connection conf="$dir/ceph.conf" \
+  ceph.ms_async_op_threads=3
+if [ "$(nbdkit "$RBDX_PLUGIN" --dump-plugin | sed -n 's/^rbdx_ceph_context_auto=//p')" = shared ]; then
+  expect shared-default 2
+  expect shared-parameter 3 ceph.ms_async_op_threads=3
+  cp "$CEPH_CONF" "$dir/ceph1.conf"
+  printf '\n[client]\nms_async_op_threads = 1\n' >>"$dir/ceph1.conf"
+  expect shared-conf-file 1 conf="$dir/ceph1.conf"
+fi
 say "the user's ms_async_op_threads wins over rbdx's default"

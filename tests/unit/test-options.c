@@ -274,6 +274,23 @@ test_connection_limits (void **state)
   assert_non_null (strstr (err, "twice"));
 }
 
+/* ceph_context=: auto (the default), shared or connection, given once. */
+static void
+test_ceph_context (void **state)
+{
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+
+  assert_int_equal (o->ceph_context, RBDX_CEPH_CONTEXT_AUTO);
+  set_bad (o, "ceph_context", "process", err);
+  assert_non_null (strstr (err, "ceph_context='process': expected auto, "
+                           "shared or connection"));
+  set_ok (o, "ceph_context", "connection");
+  assert_int_equal (o->ceph_context, RBDX_CEPH_CONTEXT_CONNECTION);
+  set_bad (o, "ceph_context", "shared", err);
+  assert_non_null (strstr (err, "twice"));
+}
+
 static void
 test_ceph_options (void **state)
 {
@@ -840,6 +857,7 @@ main (void)
     T (test_size_file_advertise),
     T (test_encryption),
     T (test_connection_limits),
+    T (test_ceph_context),
     T (test_ceph_options),
     T (test_all_together),
     T (test_unknown_key),
