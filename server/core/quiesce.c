@@ -92,7 +92,8 @@ round_device (struct rbdx_quiesce *q)
   if (r < 0) {
     rbdx_error ("rbdx: quiesce: quiesce_device_file=%s: %s: failing the "
                 "snapshot rather than not freezing its filesystem",
-                q->device_file, r == -EINVAL ? "not a device name"
+                q->device_file,
+                r == -EINVAL ? "not a device name in a regular file"
                 : strerror (-r));
     return -EIO;
   }

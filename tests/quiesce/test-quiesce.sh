@@ -274,7 +274,7 @@ rbd snap create "$img@f3" 2>"$d/f3.err" &&
   fail "rbd snap create succeeded with '-o' in the device file"
 [ "$(grep -c ' start ' "$d/hook2.log")" = 4 ] ||
   fail "the hook ran for a bad device file: $(cat "$d/hook2.log")"
-grep -q "quiesce_device_file=$d/device: not a device name" "$d/f.sock.log" ||
+grep -q "quiesce_device_file=$d/device: not a device name in a regular file" "$d/f.sock.log" ||
   fail "no message naming the device file"
 grep -q '^PATH=' "$d/hook2.env" || fail "the hook got no PATH"
 grep -q QUIESCE_TEST_SECRET "$d/hook2.env" &&
