@@ -23,18 +23,22 @@
 #ifndef RBDX_QUIESCE_RUN_H
 #define RBDX_QUIESCE_RUN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 /** Run @p hook @p device quiesce|unquiesce (@p quiesce) and wait for it,
- * at most @p timeout_s seconds; then its process group is killed
+ * at most @p timeout_s seconds, or until *@p cancel is set (@p cancel
+ * NULL: never; polled every 5 ms); then its process group is killed
  * (SIGKILL).  Errors are logged (rbdx_error) naming the hook, the device
  * and the action.
  * @return 0 (exit status 0); -EINVAL (@p device or @p hook refused by
  *         rbdx_quiesce_hook_argv); -EIO (not started, a non-zero exit
- *         status, killed by a signal); -ETIMEDOUT.
+ *         status, killed by a signal); -ETIMEDOUT (killed: the timeout,
+ *         or *@p cancel set).
  * Thread-safe (one call per group thread; waits only for its own
  * child's pid). */
 int rbdx_quiesce_run_hook (const char *hook, const char *device,
-                           bool quiesce, unsigned timeout_s);
+                           bool quiesce, unsigned timeout_s,
+                           const atomic_bool *cancel);
 
 #endif /* RBDX_QUIESCE_RUN_H */

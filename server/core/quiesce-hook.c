@@ -156,26 +156,52 @@ rbdx_quiesce_device_read (const char *path,
                           char buf[RBDX_QUIESCE_DEVICE_MAX + 1])
 {
   char text[RBDX_QUIESCE_DEVICE_MAX + 2];
-  ssize_t n;
-  int fd, e;
+  struct stat st;
+  size_t n = 0;
+  int fd, e = 0;
 
+  /* A regular file only, checked before the open: opening a FIFO or a
+   * device can act (a FIFO's writer, a tape's rewind, a watchdog) and
+   * its content is not one whole file (a FIFO gives what its writer
+   * wrote so far: a name cut short would pass as another DEVICE). */
+  if (stat (path, &st) < 0)
+    return errno == ENOENT ? 0 : -errno;
+  if (S_ISDIR (st.st_mode))
+    return -EISDIR;
+  if (!S_ISREG (st.st_mode))
+    return -EINVAL;
   fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0)
     return errno == ENOENT ? 0 : -errno;
-  n = read (fd, text, sizeof text);
-  e = errno;
+  /* ... and still one when opened (replaced in between). */
+  if (fstat (fd, &st) < 0)
+    e = errno;
+  else if (!S_ISREG (st.st_mode))
+    e = EINVAL;
+  while (!e && n < sizeof text) {
+    ssize_t r = read (fd, text + n, sizeof text - n);
+
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      e = errno;
+    else if (r == 0)
+      break;
+    else
+      n += (size_t) r;
+  }
   close (fd);
-  if (n < 0)
+  if (e)
     return -e;
   if (n > 0 && text[n - 1] == '\n')
     n--;
   /* Too long, or a NUL that would cut the check short. */
-  if ((size_t) n > RBDX_QUIESCE_DEVICE_MAX || memchr (text, '\0', (size_t) n))
+  if (n > RBDX_QUIESCE_DEVICE_MAX || memchr (text, '\0', n))
     return -EINVAL;
   text[n] = '\0';
   if (!rbdx_quiesce_device_ok (text))
     return -EINVAL;
-  memcpy (buf, text, (size_t) n + 1);
+  memcpy (buf, text, n + 1);
   return 1;
 }
 

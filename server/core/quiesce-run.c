@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +91,7 @@ spawn (const char *const argv[4])
 
 int
 rbdx_quiesce_run_hook (const char *hook, const char *device, bool quiesce,
-                       unsigned timeout_s)
+                       unsigned timeout_s, const atomic_bool *cancel)
 {
   const char *argv[4];
   const char *what = quiesce ? "quiesce" : "unquiesce";
@@ -122,13 +123,17 @@ rbdx_quiesce_run_hook (const char *hook, const char *device, bool quiesce,
                   strerror (errno));
       return -EIO;
     }
-    if (rbdx_clock_ns () >= deadline) {
+    if (rbdx_clock_ns () >= deadline || (cancel && atomic_load (cancel))) {
       kill (-pid, SIGKILL);
       kill (pid, SIGKILL);
       while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
         ;
-      rbdx_error ("rbdx: quiesce: hook %s %s %s did not finish within %u s: "
-                  "killed", hook, device, what, timeout_s);
+      if (cancel && atomic_load (cancel))
+        rbdx_error ("rbdx: quiesce: hook %s %s %s killed: the image's last "
+                    "handle is closing", hook, device, what);
+      else
+        rbdx_error ("rbdx: quiesce: hook %s %s %s did not finish within "
+                    "%u s: killed", hook, device, what, timeout_s);
       return -ETIMEDOUT;
     }
     nanosleep (&(struct timespec) { 0, 5000000 }, NULL);

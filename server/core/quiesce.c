@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,9 @@ struct rbdx_quiesce {
   enum gstate state;
   bool held;                          /* new writes wait */
   bool stop;
+  atomic_bool cancel;                 /* the last handle left: a freeze
+                                         still running is killed (its
+                                         thaw runs), not waited for */
   unsigned inflight;                  /* writes in librbd */
   unsigned pending_unq;               /* sum over the members */
   pthread_t thread;
@@ -71,7 +75,8 @@ static struct rbdx_quiesce *groups;
 static int
 run_hook (struct rbdx_quiesce *q, bool quiesce)
 {
-  return rbdx_quiesce_run_hook (q->hook, q->dev, quiesce, q->timeout);
+  return rbdx_quiesce_run_hook (q->hook, q->dev, quiesce, q->timeout,
+                                quiesce ? &q->cancel : NULL);
 }
 
 /* The DEVICE of the round starting now, into q->dev (quiesce-hook.h):
@@ -92,7 +97,8 @@ round_device (struct rbdx_quiesce *q)
   if (r < 0) {
     rbdx_error ("rbdx: quiesce: quiesce_device_file=%s: %s: failing the "
                 "snapshot rather than not freezing its filesystem",
-                q->device_file, r == -EINVAL ? "not a device name"
+                q->device_file,
+                r == -EINVAL ? "not a device name in a regular file"
                 : strerror (-r));
     return -EIO;
   }
@@ -344,6 +350,7 @@ group_get (const struct rbdx_options *o, const struct rbdx_ctx *ctx,
   }
   q->ident = ctx->ident;
   q->dev = q->device;
+  atomic_init (&q->cancel, false);
   q->timeout = rbdx_quiesce_timeout (&o->quiesce);
   pthread_mutex_init (&q->lock, NULL);
   pthread_cond_init (&q->cond, NULL);
@@ -381,6 +388,10 @@ group_put (struct rbdx_quiesce *q)
   pthread_mutex_unlock (&reg_lock);
   if (!last)
     return;
+  /* No handle of ours is left to hold writes for: a freeze hook still
+   * running (a hung one would keep the server's stop waiting up to
+   * quiesce_timeout=) is killed now; the thaw after it still runs. */
+  atomic_store (&q->cancel, true);
   pthread_mutex_lock (&q->lock);
   q->stop = true;
   pthread_cond_signal (&q->cond);

@@ -37,6 +37,9 @@
 # kept.  rbdx's own hook, given the image's name: fails the snapshot when
 # `rbdx list-mapped` cannot run (not on PATH), lets it go on when it runs
 # and the image is not mapped on this host.
+# The last handle leaving and the server stopping while the freeze hook
+# hangs (quiesce_timeout=600): the hook and its child are killed at
+# once, the thaw runs, the server exits within 60 s of SIGTERM.
 . "${RBDX_TESTS:-$(dirname "$0")/..}/lib.sh"
 requires_cluster
 requires rbd
@@ -274,7 +277,7 @@ rbd snap create "$img@f3" 2>"$d/f3.err" &&
   fail "rbd snap create succeeded with '-o' in the device file"
 [ "$(grep -c ' start ' "$d/hook2.log")" = 4 ] ||
   fail "the hook ran for a bad device file: $(cat "$d/hook2.log")"
-grep -q "quiesce_device_file=$d/device: not a device name" "$d/f.sock.log" ||
+grep -q "quiesce_device_file=$d/device: not a device name in a regular file" "$d/f.sock.log" ||
   fail "no message naming the device file"
 grep -q '^PATH=' "$d/hook2.env" || fail "the hook got no PATH"
 grep -q QUIESCE_TEST_SECRET "$d/hook2.env" &&
@@ -310,4 +313,30 @@ rbd snap create "$img@h2" ||
   fail "rbd snap create failed with the image not mapped here: $(tail -5 "$d/g.sock.log")"
 unhold
 stop_server "$d/g.sock"
+
+# 7. The last handle leaving while the freeze hook hangs: the hook is
+# killed at once (not after quiesce_timeout=), the thaw runs, and the
+# server's stop is not held up.
+say "the image's last handle leaving kills a hanging freeze hook at once"
+echo hang >"$d/mode"
+: >"$d/hook.log"
+rm -f "$d/hook.pid" "$d/child.pid"
+start "$d/k.sock" quiesce=true "quiesce_hook=$d/hook" quiesce_timeout=600
+hold "$d/k.sock"
+rbd snap create "$img@k1" >"$d/k1.err" 2>&1 &
+snap=$!
+wait_for 60 test -s "$d/child.pid" || fail "the freeze hook did not start"
+unhold
+pid=$(cat "$d/k.sock.pid")
+kill "$pid"
+wait_for 60 exited "$pid" ||
+  fail "the server did not stop within 60 s of SIGTERM while its freeze hook hangs (quiesce_timeout=600)"
+exited "$(cat "$d/hook.pid")" || fail "the hook was not killed"
+wait_for 10 exited "$(cat "$d/child.pid")" || fail "the hook's child was not killed"
+grep -q "quiesce killed: the image's last handle is closing" "$d/k.sock.log" ||
+  fail "no message for the killed hook: $(tail -5 "$d/k.sock.log")"
+grep -q ' end .* unquiesce' "$d/hook.log" ||
+  fail "no thaw after the freeze hook was killed: $(cat "$d/hook.log")"
+wait "$snap" || true            # librbd's call: the watch is gone
+stop_server "$d/k.sock"
 say "ok"

@@ -10,6 +10,7 @@
  * and that the argument vector is exactly HOOK DEVICE quiesce|unquiesce.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -122,7 +123,8 @@ static void
 test_device_read (void **state)
 {
   char dir[] = "/tmp/rbdx-test-qdev-XXXXXX", path[64], buf[RBDX_QUIESCE_DEVICE_MAX + 1];
-  char big[RBDX_QUIESCE_DEVICE_MAX + 2];
+  char big[RBDX_QUIESCE_DEVICE_MAX + 2], link[64];
+  int wfd;
 
   (void) state;
   assert_non_null (mkdtemp (dir));
@@ -155,8 +157,32 @@ test_device_read (void **state)
   assert_int_equal (rbdx_quiesce_device_read (path, buf), -EINVAL);
   put (path, big, sizeof big);
   assert_int_equal (rbdx_quiesce_device_read (path, buf), -EINVAL);
+  /* A symbolic link to a regular file is followed. */
+  put (path, "/dev/nbd5\n", 10);
+  snprintf (link, sizeof link, "%s/link", dir);
+  assert_int_equal (symlink (path, link), 0);
+  assert_int_equal (rbdx_quiesce_device_read (link, buf), 1);
+  assert_string_equal (buf, "/dev/nbd5");
+  unlink (link);
   unlink (path);
   assert_int_equal (rbdx_quiesce_device_read (dir, buf), -EISDIR);
+  /* Not a regular file: refused, whatever it would give.  A FIFO whose
+   * writer has written part of a name so far ("/dev/nbd1" of
+   * "/dev/nbd12"): the part is no DEVICE. */
+  assert_int_equal (mkfifo (path, 0600), 0);
+  wfd = open (path, O_RDWR | O_NONBLOCK);    /* a writer, without blocking */
+  assert_true (wfd >= 0);
+  assert_int_equal (write (wfd, "/dev/nbd1", 9), 9);
+  strcpy (buf, "untouched");
+  assert_int_equal (rbdx_quiesce_device_read (path, buf), -EINVAL);
+  assert_string_equal (buf, "untouched");
+  close (wfd);
+  unlink (path);
+  assert_int_equal (rbdx_quiesce_device_read ("/dev/zero", buf), -EINVAL);
+  assert_int_equal (rbdx_quiesce_device_read ("/dev/null", buf), -EINVAL);
+  assert_int_equal (symlink ("/dev/null", link), 0);
+  assert_int_equal (rbdx_quiesce_device_read (link, buf), -EINVAL);
+  unlink (link);
   rmdir (dir);
 }
 
