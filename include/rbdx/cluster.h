@@ -128,17 +128,10 @@ int rbdx_cluster_configure_shared (const struct rbdx_options *o,
 int rbdx_cluster_connect_handle (const struct rbdx_options *o, rados_t c,
                                  char *err, size_t errlen);
 
-/** rbdx_cluster_acquire flag: a Ceph context of the client's own even
- * when ceph_context= shares one (an engine export's shared writer: its
- * librbd settings differ from the connections', see ctx.c
- * choose_dispatch).  No effect
- * when connections_per_client= shares the client. */
-#define RBDX_CLUSTER_OWN_CONTEXT 1u
-
 /** The cluster handle of one librbd context: a Ceph client of its own
  * when o->connections_per_client is 1 (the default: every context has
  * its own Ceph client; made on the server's shared Ceph context when
- * rbdx_cct_shared and not RBDX_CLUSTER_OWN_CONTEXT in @p flags, else
+ * rbdx_cct_shared, else
  * rbdx_cluster_connect's), else a client shared with at most
  * connections_per_client - 1 other contexts made from the same @p o
  * (the same server's options: any image, one cluster user), connected on
@@ -149,8 +142,8 @@ int rbdx_cluster_connect_handle (const struct rbdx_options *o, rados_t c,
  * fails every context on it.
  * @return as rbdx_cluster_connect; -ENOMEM.
  * Release with rbdx_cluster_release, never rados_shutdown.  Thread-safe. */
-int rbdx_cluster_acquire (const struct rbdx_options *o, unsigned flags,
-                          rados_t *out, char *err, size_t errlen);
+int rbdx_cluster_acquire (const struct rbdx_options *o, rados_t *out,
+                          char *err, size_t errlen);
 
 /** Give back a handle from rbdx_cluster_acquire: shut down when no other
  * context holds it (rbdx_cct_release for a client on a shared Ceph

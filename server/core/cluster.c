@@ -289,27 +289,26 @@ static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shared_client *shared_clients;
 
 /* A connected client of @o's: on its shared Ceph context (cct.h) unless
- * @own or ceph_context= says a context per connection. */
+ * ceph_context= says a context per connection. */
 static int
-client_connect (const struct rbdx_options *o, bool own, rados_t *out,
-                char *err, size_t errlen)
+client_connect (const struct rbdx_options *o, rados_t *out, char *err,
+                size_t errlen)
 {
-  if (!own && rbdx_cct_shared (o))
+  if (rbdx_cct_shared (o))
     return rbdx_cct_connect (o, out, err, errlen);
   return rbdx_cluster_connect (o, out, err, errlen);
 }
 
 int
-rbdx_cluster_acquire (const struct rbdx_options *o, unsigned flags,
-                      rados_t *out, char *err, size_t errlen)
+rbdx_cluster_acquire (const struct rbdx_options *o, rados_t *out,
+                      char *err, size_t errlen)
 {
   struct shared_client *s;
   rados_t c;
   int r;
 
   if (o->connections_per_client <= 1)
-    return client_connect (o, flags & RBDX_CLUSTER_OWN_CONTEXT, out,
-                           err, errlen);
+    return client_connect (o, out, err, errlen);
   pthread_mutex_lock (&shared_lock);
   for (s = shared_clients; s; s = s->next)
     if (s->o == o && s->refs < o->connections_per_client) {
@@ -327,7 +326,7 @@ rbdx_cluster_acquire (const struct rbdx_options *o, unsigned flags,
     snprintf (err, errlen, "out of memory");
     return -ENOMEM;
   }
-  r = client_connect (o, false, &c, err, errlen);
+  r = client_connect (o, &c, err, errlen);
   if (r < 0) {
     free (s);
     return r;

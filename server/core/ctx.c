@@ -331,18 +331,6 @@ choose_dispatch (struct rbdx_ctx *ctx, const struct rbdx_options *o,
   ctx->sub.on = (flags & RBDX_CTX_SHARED) && strcmp (cur, "false") == 0;
 }
 
-/* The shared writer of an engine export on a Ceph context of its own:
- * its connections set rbd_non_blocking_aio=false on theirs
- * (choose_dispatch), which with ceph_context=shared is one context for
- * all, and the writer keeps the queue.  nbdkit's writer changes nothing
- * and shares the context. */
-static unsigned
-writer_context (const struct rbdx_options *o, unsigned flags)
-{
-  return (flags & RBDX_CTX_SHARED) && o->completion == RBDX_COMPLETION_CALLBACK
-         ? RBDX_CLUSTER_OWN_CONTEXT : 0;
-}
-
 int
 rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
                const struct rbdx_ident *ident, unsigned flags,
@@ -374,8 +362,7 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
 
   r = (flags & RBDX_CTX_PROBE)
         ? rbdx_cluster_connect_probe (o, &ctx->cluster, err, errlen)
-        : rbdx_cluster_acquire (o, writer_context (o, flags),
-                                &ctx->cluster, err, errlen);
+        : rbdx_cluster_acquire (o, &ctx->cluster, err, errlen);
   if (r < 0) {
     ctx->cluster = NULL;
     goto fail;
