@@ -30,11 +30,6 @@
 
 #include "rbdx/options.h"
 
-/** ms_async_op_threads ("msgr-worker-N") of a shared context, set while
- * the option still has Ceph's default (as cluster.h's client defaults):
- * all its clients' sockets are served by these (measured:
- * tests/bench/results/20261202-cost-context/report.md). */
-#define RBDX_SHARED_MS_ASYNC_OP_THREADS "2"
 
 /** Whether the Ceph library in this process has the fix of the
  * configuration observer deadlock (PR 53568 or a backport: 17.2.8+,

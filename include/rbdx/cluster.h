@@ -46,6 +46,12 @@
 #define RBDX_MS_ASYNC_OP_THREADS "1"
 #define RBDX_LIBRADOS_THREAD_COUNT "1"
 
+/** ms_async_op_threads ("msgr-worker-N") of a shared context, set while
+ * the option still has Ceph's default (as the client defaults above):
+ * all its clients' sockets are served by these (measured:
+ * tests/bench/results/20261202-cost-context/report.md). */
+#define RBDX_SHARED_MS_ASYNC_OP_THREADS "2"
+
 /** log_max_recent (Ceph: 500 for a client, "log_max_recent" in `ceph
  * config help`): how many recent log entries, down to each subsystem's
  * gather level (debug_X=L/G: G), the client's log keeps in memory.  A
@@ -127,29 +133,6 @@ int rbdx_cluster_configure_shared (const struct rbdx_options *o,
  *         not shut down on error.  Starts librados threads. */
 int rbdx_cluster_connect_handle (const struct rbdx_options *o, rados_t c,
                                  char *err, size_t errlen);
-
-/** The cluster handle of one librbd context: a Ceph client of its own
- * when o->connections_per_client is 1 (the default: every context has
- * its own Ceph client; made on the server's shared Ceph context when
- * rbdx_cct_shared, else
- * rbdx_cluster_connect's), else a client shared with at most
- * connections_per_client - 1 other contexts made from the same @p o
- * (the same server's options: any image, one cluster user), connected on
- * first use.  Each context still has its own I/O context and image
- * handle; what the sharers have in common is the client's messenger,
- * Objecter and monitor session (their locks and threads: the per-client
- * ceiling rbdx otherwise avoids), and its fate: a blocklisted client
- * fails every context on it.
- * @return as rbdx_cluster_connect; -ENOMEM.
- * Release with rbdx_cluster_release, never rados_shutdown.  Thread-safe. */
-int rbdx_cluster_acquire (const struct rbdx_options *o, rados_t *out,
-                          char *err, size_t errlen);
-
-/** Give back a handle from rbdx_cluster_acquire: shut down when no other
- * context holds it (rbdx_cct_release for a client on a shared Ceph
- * context).  Nothing may be in flight on it from the caller's
- * I/O context (destroy that first).  Thread-safe. */
-void rbdx_cluster_release (rados_t c);
 
 /** rbdx_cluster_connect for a start-up probe: as that, and OSD
  * operations on the handle fail with -ETIMEDOUT after

@@ -10,6 +10,10 @@
  *
  *   options.h   the key=value parameters, parsed and validated (pure)
  *   cluster.h   one rados_t from those parameters
+ *   cct.h       the server's one Ceph context where Ceph is safe for it
+ *               (ceph_context=)
+ *   clients.h   which client a context gets: its own (on the shared Ceph
+ *               context or not) or one of connections_per_client=
  *   ctx.h       one librbd context bound to an image identity; its
  *               synchronous requests (reaped by reactor.h) and its
  *               asynchronous ones (rbdx_ctx_aio, completed in librbd's

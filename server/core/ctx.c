@@ -10,6 +10,7 @@
 
 #include "rbdx/log.h"
 
+#include "rbdx/clients.h"
 #include "rbdx/cluster.h"
 #include "rbdx/ctx.h"
 #include "rbdx/imageconf.h"
