@@ -183,9 +183,20 @@ rbdx_conn_probe (const struct rbdx_options *o, const struct rbdx_spec *spec,
   rbdx_ident_format (&ctx->ident, id, sizeof id);
   rbdx_debug ("rbdx: %s (%s) is reachable: %" PRIu64 " bytes, features 0x%"
               PRIx64, ctx->name, id, ctx->size, ctx->features);
-  /* Reading is needed whatever the export; whether writing is allowed
-   * is checked when a connection opens. */
+  /* Reading is needed whatever the export.  Whether a connection may
+   * write is checked when it opens: the plugin is not told of nbdkit -r
+   * before serving, so an id without write rights is no reason to exit;
+   * but it is said now, at error level, not only at the first refusal. */
   r = rbdx_ctx_check_access (ctx, o, false, err, errlen);
+  if (r == 0 && ctx->ident.snap_id == RBDX_NOSNAP) {
+    char werr[512];
+    int w = rbdx_ctx_check_access (ctx, o, true, werr, sizeof werr);
+
+    if (w == -EPERM || w == -EACCES)
+      rbdx_error ("rbdx: %s; every connection that may write will be "
+                  "refused (serve it read-only: nbdkit -r, or give the "
+                  "id write rights)", werr);
+  }
   if (r == 0 && o->exclusive && ctx->ident.snap_id == RBDX_NOSNAP &&
       !(ctx->features & RBD_FEATURE_EXCLUSIVE_LOCK)) {
     snprintf (err, errlen, "exclusive=true: image '%s' has no "

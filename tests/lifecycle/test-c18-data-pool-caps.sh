@@ -48,6 +48,10 @@ grep -q "may not read the data objects of image '$img' in pool '$dpool'" "$d/err
 
 say "read-only rights on the data pool: writable connections refused, -r serves"
 serve "$d/s.sock" -- "$img" id="$readonly_d" 2>"$d/err2"
+# Said at start, before any client connects (the plugin is not told of
+# -r then, so it serves and refuses writable connections).
+grep -q "may not write the data objects of image '$img' in pool '$dpool'.*every connection that may write will be refused" "$d/err2" ||
+  fail "nbdkit did not say at start that client.$readonly_d may not write $dpool: $(cat "$d/err2")"
 if nbdinfo --size "$(uri "$d/s.sock")" >/dev/null 2>&1; then
   fail "a writable connection was accepted although client.$readonly_d may not write $dpool"
 fi
