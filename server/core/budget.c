@@ -80,7 +80,7 @@ rbdx_budget_take (struct rbdx_budget *b, char *err, size_t errlen)
   do {
     if (cur >= b->max) {
       snprintf (err, errlen, "max_connections=%u reached: %u connections "
-                "are open, each with its own Ceph client (raise "
+                "are open, each with its own librbd context (raise "
                 "max_connections=, and LimitNOFILE=/TasksMax= with it)",
                 b->max, cur);
       return -EMFILE;

@@ -108,7 +108,10 @@ rbdx_quiesce_hook_check (const char *path, char *err, size_t errlen)
     int e = errno;
 
     if (errlen)
-      snprintf (err, errlen, "quiesce hook '%s': %s", path, strerror (e));
+      snprintf (err, errlen, "quiesce hook '%s': %s%s", path, strerror (e),
+                e == ENOENT && strcmp (path, RBDX_QUIESCE_HOOK_DEFAULT) == 0
+                ? " (rbdx's default hook, installed with the rbdx mapper: "
+                  "install it or give quiesce_hook=PATH)" : "");
     return -e;
   }
   if (!S_ISREG (st.st_mode))

@@ -226,7 +226,7 @@ full (char *err, size_t errlen)
   if (open < max_open)
     return false;
   snprintf (err, errlen, "max_connections=%u reached: %u connections are "
-            "open, each with its own Ceph client", max_open, open);
+            "open, each with its own librbd context", max_open, open);
   return true;
 }
 
