@@ -48,13 +48,18 @@ requires() {
   done
 }
 
-# requires_cluster: skip unless CEPH_CONF names a running cluster.
+# requires_cluster: skip unless CEPH_CONF is set; fail if its cluster is down
+# (SANDBOX/down, written by `ceph-sandbox watch`) or does not answer.
 requires_cluster() {
   requires rbd nbdkit
   [ -n "${CEPH_CONF:-}" ] && [ -r "$CEPH_CONF" ] ||
     skip "no test cluster (run via scripts/test, or set CEPH_CONF)"
   [ -r "$RBDX_PLUGIN" ] || fail "plugin not built: $RBDX_PLUGIN"
-  timeout 20 rbd ls rbd >/dev/null || skip "the cluster at $CEPH_CONF does not answer"
+  # Written by `ceph-sandbox watch` (scripts/test) when the cluster died.
+  local down
+  down=$(dirname "$CEPH_CONF")/down
+  [ ! -s "$down" ] || fail "$(head -n 1 "$down") (more in $down)"
+  timeout 20 rbd ls rbd >/dev/null || fail "the cluster at $CEPH_CONF does not answer 'rbd ls' within 20 s"
 }
 
 _cleanup() {
