@@ -42,6 +42,10 @@
  * fields are the module's (read them only in tests). */
 struct rbdx_updates {
   pthread_mutex_t lock;      /**< orders everything below but `retry`. */
+  /** Held around every call of `handle`, by the thread's passes and by
+   * rbdx_updates_run, so that two passes never overlap.  Taken with
+   * `lock` not held. */
+  pthread_mutex_t pass;
   pthread_t thread;          /**< valid while `joinable`. */
   void (*handle) (void *arg);
   void *arg;
@@ -70,6 +74,16 @@ void rbdx_updates_init (struct rbdx_updates *u, void (*handle) (void *arg),
  * no-op after rbdx_updates_stop.  On a failed start the update stays
  * pending (see the file comment).  Thread-safe. */
 void rbdx_updates_note (struct rbdx_updates *u);
+
+/** Make one pass of the handler on the calling thread now, after a
+ * pass of the handler's thread that is in progress (waits for it as long
+ * as the handler takes): a caller that must see the header's state
+ * before it goes on (the open, after rbd_update_watch, when updates may
+ * already be noted) gets it without ever running the handler next to
+ * the thread's.  Pending updates stay pending (the thread makes its pass
+ * for them too).  Not from the handler (self-deadlock), not after
+ * rbdx_updates_stop.  Thread-safe. */
+void rbdx_updates_run (struct rbdx_updates *u);
 
 /** If a start failed, try again (as rbdx_updates_note, without noting
  * a new update); otherwise return at once (one atomic load).

@@ -224,8 +224,9 @@ check_snapshot (struct rbdx_ctx *ctx)
 /* The image header changed: a resize or a snapshot removal by another
  * client (the pattern rbd-nbd uses to follow resizes), a QoS setting,
  * or a lock break.  Runs on a thread the context starts for the update
- * (updates.h), or once at open: every call here may wait for the
- * cluster or for a refresh of the image. */
+ * (updates.h), or once at open (rbdx_updates_run, never next to that
+ * thread's pass): every call here may wait for the cluster or for a
+ * refresh of the image. */
 static void
 handle_update (void *arg)
 {
@@ -391,7 +392,10 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
       goto fail;
     }
     ctx->watching = true;
-    handle_update (ctx);  /* a resize or removal between open and watch */
+    /* A resize or removal between open and watch.  Through the updates
+     * module: an update noted since the watch began already has a
+     * thread making a pass, and two passes must not overlap. */
+    rbdx_updates_run (&ctx->upd);
     if (ctx->ident.snap_id == RBDX_NOSNAP) {
       ctx->follows_size = true;
       rbdx_size_register (&ctx->size_entry, o->size_file, &ctx->ident,

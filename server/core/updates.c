@@ -36,6 +36,7 @@ rbdx_updates_init (struct rbdx_updates *u, void (*handle) (void *arg),
 {
   memset (u, 0, sizeof *u);
   pthread_mutex_init (&u->lock, NULL);
+  pthread_mutex_init (&u->pass, NULL);
   u->handle = handle;
   u->arg = arg;
   u->name = name;
@@ -52,7 +53,9 @@ run (void *arg)
   while (u->pending && !u->stopped) {
     u->pending = false;           /* updates meanwhile: one more pass */
     pthread_mutex_unlock (&u->lock);
+    pthread_mutex_lock (&u->pass);
     u->handle (u->arg);
+    pthread_mutex_unlock (&u->pass);
     pthread_mutex_lock (&u->lock);
   }
   /* From here on the thread touches nothing of @u: whoever joins it
@@ -117,6 +120,14 @@ rbdx_updates_note (struct rbdx_updates *u)
 }
 
 void
+rbdx_updates_run (struct rbdx_updates *u)
+{
+  pthread_mutex_lock (&u->pass);
+  u->handle (u->arg);
+  pthread_mutex_unlock (&u->pass);
+}
+
+void
 rbdx_updates_retry (struct rbdx_updates *u)
 {
   if (!atomic_load_explicit (&u->retry, memory_order_relaxed))
@@ -142,6 +153,7 @@ rbdx_updates_stop (struct rbdx_updates *u)
   pthread_mutex_unlock (&u->lock);
   if (join)
     pthread_join (u->thread, NULL);   /* after its pass, if in one */
+  pthread_mutex_destroy (&u->pass);
   pthread_mutex_destroy (&u->lock);
   u->inited = false;
 }

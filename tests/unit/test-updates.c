@@ -22,6 +22,9 @@
  *   - stop during a pass waits for the pass, starts no further pass for
  *     updates noted meanwhile, and a note after stop is a no-op;
  *   - a pass stuck on one context does not hold up another's;
+ *   - a pass run on the caller's thread (rbdx_updates_run, the open's)
+ *     while the handler's thread is in a pass waits for that pass: the
+ *     two never overlap, and both are made;
  *   - every thread started is joined exactly once (also TSan's thread
  *     leak check in scripts/test --sanitize=thread).
  * Waits poll for a condition with a generous deadline; a hang is caught
@@ -548,6 +551,55 @@ test_stop_during_pass (void **state)
   pthread_mutex_destroy (&p.lock);
 }
 
+struct runner {
+  struct probe *p;
+  atomic_bool calling;
+  atomic_bool returned;
+};
+
+static void *
+runner (void *arg)
+{
+  struct runner *r = arg;
+
+  atomic_store (&r->calling, true);
+  rbdx_updates_run (&r->p->u);
+  atomic_store (&r->returned, true);
+  return NULL;
+}
+
+/* The open's own pass while the thread's pass runs: after it, never
+ * next to it. */
+static void
+test_run_beside_pass (void **state)
+{
+  struct probe p;
+  struct runner r = { .p = &p };
+  pthread_t t;
+
+  (void) state;
+  reset_counts ();
+  probe_init (&p, "rbd/run");
+  gate (&p, true);
+  note (&p);
+  EVENTUALLY (waiting_at_gate (&p, 1));       /* the thread's pass */
+  assert_int_equal (__real_pthread_create (&t, NULL, runner, &r), 0);
+  EVENTUALLY (atomic_load (&r.calling));
+  /* The thread's pass holds `pass`: the runner cannot be in the handler,
+   * whenever it gets there. */
+  assert_int_equal (pthread_mutex_trylock (&p.u.pass), EBUSY);
+  assert_false (atomic_load (&r.returned));
+  gate (&p, false);
+  assert_int_equal (__real_pthread_join (t, NULL), 0);
+  assert_true (atomic_load (&r.returned));
+  EVENTUALLY (atomic_load (&live) == 0);
+  assert_int_equal (atomic_load (&p.overlaps), 0);
+  assert_int_equal (atomic_load (&p.passes), 2);
+  probe_fini (&p);
+  assert_int_equal (atomic_load (&created), 1);
+  assert_int_equal (atomic_load (&joined), 1);
+}
+
 /* A pass stuck on one context: another context's update is handled. */
 static void
 test_isolation (void **state)
@@ -596,6 +648,7 @@ main (void)
     cmocka_unit_test (test_start_fails),
     cmocka_unit_test (test_stop_during_pass),
     cmocka_unit_test (test_isolation),
+    cmocka_unit_test (test_run_beside_pass),
     cmocka_unit_test (test_never_initialised),
   };
 
