@@ -35,16 +35,6 @@ rbdx_quiesce_device_ok (const char *device)
   return true;
 }
 
-static int
-set_string (char **slot, const char *key, const char *value, char *err,
-            size_t errlen)
-{
-  if (*slot)
-    return rbdx_opt_err (err, errlen, "%s= given twice", key);
-  *slot = strdup (value);
-  return *slot ? 0 : -ENOMEM;
-}
-
 int
 rbdx_quiesce_option_set (struct rbdx_quiesce_options *q, const char *key,
                          const char *value, char *err, size_t errlen)
@@ -64,19 +54,19 @@ rbdx_quiesce_option_set (struct rbdx_quiesce_options *q, const char *key,
     if (value[0] != '/')
       return rbdx_opt_err (err, errlen, "quiesce_hook='%s': must be an absolute path",
                    value);
-    return set_string (&q->hook, key, value, err, errlen);
+    return rbdx_opt_set_once (&q->hook, key, value, err, errlen);
   }
   if (strcmp (key, "quiesce_device") == 0) {
     if (!rbdx_quiesce_device_ok (value))
       return rbdx_opt_err (err, errlen, "quiesce_device='%s': expected 1 to 255 "
                    "printable bytes not starting with '-'", value);
-    return set_string (&q->device, key, value, err, errlen);
+    return rbdx_opt_set_once (&q->device, key, value, err, errlen);
   }
   if (strcmp (key, "quiesce_device_file") == 0) {
     if (value[0] != '/')
       return rbdx_opt_err (err, errlen, "quiesce_device_file='%s': must be an "
                            "absolute path", value);
-    return set_string (&q->device_file, key, value, err, errlen);
+    return rbdx_opt_set_once (&q->device_file, key, value, err, errlen);
   }
   if (strcmp (key, "quiesce_timeout") == 0) {
     char *end;
