@@ -9,6 +9,8 @@
 
 #include "rbdx/spec.h"
 #include "rbdx/cluster.h"
+#include "rbdx/errors.h"
+#include "rbdx/log.h"
 #include "exports.h"
 
 const char *
@@ -137,6 +139,11 @@ same_pool (const struct rbdx_options *o, const struct rbdx_spec *spec)
               : !o->pool_ns);
 }
 
+/* The log of export names refused by .open, rate-limited (a limit of
+ * its own, rbdx/errors.h): a client that loops asking for a name that
+ * is not served cannot flood the log. */
+static struct rbdx_log_limit name_refusals = RBDX_LOG_LIMIT_INIT;
+
 int
 rbdx_export_resolve (const struct rbdx_options *o, const char *canon,
                      const char *name, struct rbdx_spec *spec)
@@ -147,9 +154,10 @@ rbdx_export_resolve (const struct rbdx_options *o, const char *canon,
 
   if (!name || !*name || strcmp (name, canon) == 0) {
     if (!o->spec.image) {
-      nbdkit_error ("rbdx: no default export: name an image of pool "
-                    "'%s%s%s' (nbdinfo --list shows them)", o->pool,
-                    o->pool_ns ? "/" : "", o->pool_ns ? o->pool_ns : "");
+      rbdx_error_limited (&name_refusals, "rbdx: no default export: name "
+                          "an image of pool '%s%s%s' (nbdinfo --list shows "
+                          "them)", o->pool, o->pool_ns ? "/" : "",
+                          o->pool_ns ? o->pool_ns : "");
       return -1;
     }
     return rbdx_spec_copy (spec, &o->spec) < 0 ? -1 : 0;
@@ -159,8 +167,8 @@ rbdx_export_resolve (const struct rbdx_options *o, const char *canon,
   if (r < 0) {
     char shown[4 * RBDX_EXPORT_MAX];
 
-    nbdkit_error ("rbdx: export '%s': %s",
-                  rbdx_printable (name, shown, sizeof shown), why);
+    rbdx_error_limited (&name_refusals, "rbdx: export '%s': %s",
+                        rbdx_printable (name, shown, sizeof shown), why);
     return -1;
   }
   /* A bare IMAGE in pool mode lives in pool='s namespace. */
@@ -174,15 +182,15 @@ rbdx_export_resolve (const struct rbdx_options *o, const char *canon,
   if (o->pool) {
     if (same_pool (o, spec))
       return 0;
-    nbdkit_error ("rbdx: export '%s' is not in pool '%s%s%s'", name,
-                  o->pool, o->pool_ns ? "/" : "",
-                  o->pool_ns ? o->pool_ns : "");
+    rbdx_error_limited (&name_refusals, "rbdx: export '%s' is not in pool "
+                        "'%s%s%s'", name, o->pool, o->pool_ns ? "/" : "",
+                        o->pool_ns ? o->pool_ns : "");
   }
   else if (strcmp (buf, canon) == 0)
     return 0;
   else
-    nbdkit_error ("rbdx: export '%s' is not served here (this server "
-                  "serves '%s')", name, canon);
+    rbdx_error_limited (&name_refusals, "rbdx: export '%s' is not served "
+                        "here (this server serves '%s')", name, canon);
   rbdx_spec_free (spec);
   return -1;
 }

@@ -31,7 +31,9 @@ int rbdx_exports_list (const struct rbdx_options *o, const char *canon,
  * default image; in pool mode any image of the pool (and namespace),
  * given as IMAGE[@SNAP] or with its pool.
  * @param spec  filled (caller frees with rbdx_spec_free) on success.
- * @return 0, or -1 after nbdkit_error saying why.  Thread-safe. */
+ * @return 0, or -1 after nbdkit_error saying why (a refused name is
+ *         logged rate-limited, rbdx_error_limited: past the limit -1
+ *         comes without a message).  Thread-safe. */
 int rbdx_export_resolve (const struct rbdx_options *o, const char *canon,
                          const char *name, struct rbdx_spec *spec);
 

@@ -59,6 +59,13 @@ static char canon[RBDX_EXPORT_MAX];   /* default export, "" in pool mode */
 /* max_connections=: connections open now against the limit, counted in
  * .open before a context is made and out in .close. */
 static struct rbdx_budget budget;
+/* The log of refused connections (max_connections=) and of connections
+ * that failed to open (a cluster error, a writer refused), each with a
+ * rate limit of its own (rbdx/errors.h), as the engine's: a client
+ * that loops connecting cannot flood the log.  A connection refused
+ * past the limit gets nbdkit's refusal without rbdx's text. */
+static struct rbdx_log_limit refusals = RBDX_LOG_LIMIT_INIT;
+static struct rbdx_log_limit open_failures = RBDX_LOG_LIMIT_INIT;
 
 /* Threads a connection costs here: its Ceph client and nbdkit's worker
  * threads, which the plugin cannot see (nbdkit --threads, default 16,
@@ -203,7 +210,7 @@ rbdx_open (int readonly)
    * nbdkit_error with it, which libnbd logs as "server error message:"
    * (1.32 sent none, so the log line is the record either way). */
   if (rbdx_budget_take (&budget, err, sizeof err) < 0) {
-    nbdkit_error ("rbdx: connection refused: %s", err);
+    rbdx_error_limited (&refusals, "rbdx: connection refused: %s", err);
     errno = EMFILE;
     return NULL;
   }
@@ -215,18 +222,21 @@ rbdx_open (int readonly)
   r = rbdx_conn_open (&opts, &spec, rbdx_options_pin (&opts), readonly,
                       &conn, err, sizeof err);
   if (r < 0) {
-    char name[RBDX_SPEC_MAX + 1];
+    char name[RBDX_SPEC_MAX + 1], tail[80];
 
     /* The whole reason is for the server's log only: it can name the
      * cluster, the cephx id, monitor addresses and file paths.  nbdkit
      * 1.42 sends the text of the last nbdkit_error of a failed .open to
      * the client (seen with libnbd's "server error message"), before
      * TLS too when TLS is not required, so the last one says only which
-     * export failed and the errno's text. */
-    nbdkit_error ("rbdx: %s", err);
+     * export failed and the errno's text.  Both lines or neither
+     * (rate-limited as one). */
     rbdx_spec_format (&spec, name, sizeof name);
-    nbdkit_error ("rbdx: export '%s' cannot be served now: %s (the "
-                  "server's log has the reason)", name, strerror (-r));
+    if (rbdx_log_limit_take (&open_failures, tail, sizeof tail)) {
+      nbdkit_error ("rbdx: %s%s", err, tail);
+      nbdkit_error ("rbdx: export '%s' cannot be served now: %s (the "
+                    "server's log has the reason)", name, strerror (-r));
+    }
     rbdx_budget_give (&budget);
   }
   else

@@ -16,6 +16,8 @@
 #define RBDX_ERRORS_H
 
 #include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -55,5 +57,17 @@ struct rbdx_log_limit {
  * cut at 1024 bytes.  Thread-safe (@p limit's lock). */
 void rbdx_error_limited (struct rbdx_log_limit *limit, const char *fmt, ...)
   __attribute__ ((format (printf, 2, 3)));
+
+/** Take one message from @p limit, as rbdx_error_limited does, for a
+ * caller that logs one event as more than one line (all of them or
+ * none: nbdkit 1.42 sends a failed .open's last line to the client,
+ * so a line meant for the log only must not be left last).
+ * @return true if the event may be logged now, with @p tail (of
+ *         @p taillen bytes, 80 are enough) set to "" or to "; N more
+ *         errors were not logged", to end its first line; false if it is
+ *         dropped (counted, @p tail set to "").  Thread-safe (@p limit's
+ *         lock). */
+bool rbdx_log_limit_take (struct rbdx_log_limit *limit, char *tail,
+                          size_t taillen);
 
 #endif /* RBDX_ERRORS_H */

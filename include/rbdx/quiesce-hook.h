@@ -75,8 +75,9 @@ int rbdx_quiesce_option_set (struct rbdx_quiesce_options *q, const char *key,
                              const char *value, char *err, size_t errlen);
 
 /** Final checks: quiesce_hook=, quiesce_timeout=, quiesce_device= and
- * quiesce_device_file= need quiesce=true; with quiesce=true the hook (given or default) must
- * pass rbdx_quiesce_hook_check.
+ * quiesce_device_file= need quiesce=true; with quiesce=true the hook
+ * (given or default) must pass rbdx_quiesce_hook_check, and
+ * quiesce_device_file=, if given, rbdx_quiesce_device_file_check.
  * @return 0 or -EINVAL with a message in @p err. */
 int rbdx_quiesce_options_complete (const struct rbdx_quiesce_options *q,
                                    char *err, size_t errlen);
@@ -86,6 +87,24 @@ const char *rbdx_quiesce_hook_path (const struct rbdx_quiesce_options *q);
 
 /** The timeout in effect for @p q, seconds. */
 unsigned rbdx_quiesce_timeout (const struct rbdx_quiesce_options *q);
+
+/** What a file of mode @p mode (st_mode) is, for a message: "a
+ * directory", "a FIFO", "a character device", "a block device", "a
+ * socket", "a symbolic link", "a regular file" (a static string).
+ * Pure, thread-safe. */
+const char *rbdx_quiesce_file_kind (unsigned mode);
+
+/** Check at start that @p path (quiesce_device_file=, absolute) can be
+ * the device file: missing is accepted (the mapper writes it once the
+ * kernel gave it the device), and so is a regular file (symbolic links
+ * followed; its content is read at each quiesce,
+ * rbdx_quiesce_device_read); anything else is refused.
+ * @return 0; -EINVAL (it exists and is not a regular file: the message
+ *         says what it is) or the negative errno of stat other than
+ *         -ENOENT (-EACCES, -ENOTDIR, ...), with a message naming the
+ *         path in @p err.  Thread-safe. */
+int rbdx_quiesce_device_file_check (const char *path, char *err,
+                                    size_t errlen);
 
 /** Check that @p path can be a hook: absolute, a regular file (after
  * following symbolic links), executable by this process (access X_OK).

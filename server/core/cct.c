@@ -10,6 +10,7 @@
 #include "rbdx/cct.h"
 #include "rbdx/cluster.h"
 #include "rbdx/log.h"
+#include "rbdx/opterr.h"
 
 static pthread_once_t fixed_once = PTHREAD_ONCE_INIT;
 static bool fixed;
@@ -94,11 +95,14 @@ rbdx_cct_check (const struct rbdx_options *o, char *err, size_t errlen)
   bool ok = rbdx_cct_fixed (release, sizeof release);
 
   if (o->ceph_context == RBDX_CEPH_CONTEXT_SHARED && !ok) {
-    snprintf (err, errlen, "ceph_context=shared: Ceph %s deadlocks with "
-              "clients on one Ceph context (its configuration observers, "
-              "fixed by https://github.com/ceph/ceph/pull/53568: 17.2.8, "
-              "18.2.4 and later); use ceph_context=connection or auto",
-              release);
+    /* Worded as every bad parameter; the errno stays -ENOTSUP (this
+     * Ceph, not the value, is at fault). */
+    (void) rbdx_opt_err (err, errlen, "ceph_context=shared: Ceph %s "
+                         "deadlocks with clients on one Ceph context (its "
+                         "configuration observers, fixed by "
+                         "https://github.com/ceph/ceph/pull/53568: 17.2.8, "
+                         "18.2.4 and later); use ceph_context=connection or "
+                         "auto", release);
     return -ENOTSUP;
   }
   if (o->ceph_context == RBDX_CEPH_CONTEXT_AUTO)

@@ -47,13 +47,11 @@ describe (int neg)
   }
 }
 
-void
-rbdx_error_limited (struct rbdx_log_limit *l, const char *fmt, ...)
+bool
+rbdx_log_limit_take (struct rbdx_log_limit *l, char *tail, size_t taillen)
 {
   time_t now = (time_t) (rbdx_clock_ns () / 1000000000);
   unsigned long dropped = 0;
-  char msg[1024], tail[80] = "";
-  va_list ap;
   bool emit;
 
   pthread_mutex_lock (&l->lock);
@@ -71,14 +69,24 @@ rbdx_error_limited (struct rbdx_log_limit *l, const char *fmt, ...)
     l->suppressed++;
   pthread_mutex_unlock (&l->lock);
 
-  if (!emit)
+  if (taillen)
+    tail[0] = '\0';
+  if (emit && dropped && taillen)
+    snprintf (tail, taillen, "; %lu more errors were not logged", dropped);
+  return emit;
+}
+
+void
+rbdx_error_limited (struct rbdx_log_limit *l, const char *fmt, ...)
+{
+  char msg[1024], tail[80];
+  va_list ap;
+
+  if (!rbdx_log_limit_take (l, tail, sizeof tail))
     return;
   va_start (ap, fmt);
   vsnprintf (msg, sizeof msg, fmt, ap);
   va_end (ap);
-  if (dropped)
-    snprintf (tail, sizeof tail, "; %lu more errors were not logged",
-              dropped);
   rbdx_error ("%s%s", msg, tail);
 }
 

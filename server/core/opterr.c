@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,6 +22,17 @@ rbdx_opt_err (char *err, size_t errlen, const char *fmt, ...)
     va_end (ap);
   }
   return -EINVAL;
+}
+
+int
+rbdx_opt_set_once (char **slot, const char *key, const char *value,
+                   char *err, size_t errlen)
+{
+  if (*slot)
+    return rbdx_opt_err (err, errlen, "%s= given twice ('%s' and '%s')",
+                         key, *slot, value);
+  *slot = strdup (value);
+  return *slot ? 0 : -ENOMEM;
 }
 
 int

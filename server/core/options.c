@@ -15,18 +15,6 @@
 
 #define CEPH_PREFIX "ceph."
 
-/* Store a copy of value in *slot unless the key was already given. */
-static int
-set_once (char **slot, const char *key, const char *value,
-          char *err, size_t errlen)
-{
-  if (*slot)
-    return rbdx_opt_err (err, errlen, "%s= given twice ('%s' and '%s')",
-                 key, *slot, value);
-  *slot = strdup (value);
-  return *slot ? 0 : -ENOMEM;
-}
-
 static int
 set_ceph (struct rbdx_options *o, const char *name, const char *value,
           char *err, size_t errlen)
@@ -305,29 +293,29 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
   if (rbdx_quiesce_is_key (key))
     return rbdx_quiesce_option_set (&o->quiesce, key, value, err, errlen);
   if (strcmp (key, "conf") == 0)
-    return set_once (&o->conf, key, value, err, errlen);
+    return rbdx_opt_set_once (&o->conf, key, value, err, errlen);
   if (strcmp (key, "id") == 0) {
     if (strncmp (value, "client.", 7) == 0)
       return rbdx_opt_err (err, errlen, "id='%s': give the cephx id without the "
                    "'client.' prefix (id=%s)", value, value + 7);
-    return set_once (&o->id, key, value, err, errlen);
+    return rbdx_opt_set_once (&o->id, key, value, err, errlen);
   }
   if (strcmp (key, "keyring") == 0)
-    return set_once (&o->keyring, key, value, err, errlen);
+    return rbdx_opt_set_once (&o->keyring, key, value, err, errlen);
   if (strcmp (key, "mon_host") == 0)
-    return set_once (&o->mon_host, key, value, err, errlen);
+    return rbdx_opt_set_once (&o->mon_host, key, value, err, errlen);
   if (strcmp (key, "cluster") == 0)
-    return set_once (&o->cluster, key, value, err, errlen);
+    return rbdx_opt_set_once (&o->cluster, key, value, err, errlen);
   if (strcmp (key, "size_file") == 0) {
     if (value[0] != '/')
       return rbdx_opt_err (err, errlen, "size_file='%s': must be an absolute path", value);
-    return set_once (&o->size_file, key, value, err, errlen);
+    return rbdx_opt_set_once (&o->size_file, key, value, err, errlen);
   }
   if (strcmp (key, "metrics_file") == 0) {
     if (value[0] != '/')
       return rbdx_opt_err (err, errlen, "metrics_file='%s': must be an absolute path",
                    value);
-    return set_once (&o->metrics_file, key, value, err, errlen);
+    return rbdx_opt_set_once (&o->metrics_file, key, value, err, errlen);
   }
   if (strcmp (key, "metrics_interval") == 0) {
     uint64_t v;

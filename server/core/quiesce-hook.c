@@ -35,16 +35,6 @@ rbdx_quiesce_device_ok (const char *device)
   return true;
 }
 
-static int
-set_string (char **slot, const char *key, const char *value, char *err,
-            size_t errlen)
-{
-  if (*slot)
-    return rbdx_opt_err (err, errlen, "%s= given twice", key);
-  *slot = strdup (value);
-  return *slot ? 0 : -ENOMEM;
-}
-
 int
 rbdx_quiesce_option_set (struct rbdx_quiesce_options *q, const char *key,
                          const char *value, char *err, size_t errlen)
@@ -64,19 +54,19 @@ rbdx_quiesce_option_set (struct rbdx_quiesce_options *q, const char *key,
     if (value[0] != '/')
       return rbdx_opt_err (err, errlen, "quiesce_hook='%s': must be an absolute path",
                    value);
-    return set_string (&q->hook, key, value, err, errlen);
+    return rbdx_opt_set_once (&q->hook, key, value, err, errlen);
   }
   if (strcmp (key, "quiesce_device") == 0) {
     if (!rbdx_quiesce_device_ok (value))
       return rbdx_opt_err (err, errlen, "quiesce_device='%s': expected 1 to 255 "
                    "printable bytes not starting with '-'", value);
-    return set_string (&q->device, key, value, err, errlen);
+    return rbdx_opt_set_once (&q->device, key, value, err, errlen);
   }
   if (strcmp (key, "quiesce_device_file") == 0) {
     if (value[0] != '/')
       return rbdx_opt_err (err, errlen, "quiesce_device_file='%s': must be an "
                            "absolute path", value);
-    return set_string (&q->device_file, key, value, err, errlen);
+    return rbdx_opt_set_once (&q->device_file, key, value, err, errlen);
   }
   if (strcmp (key, "quiesce_timeout") == 0) {
     char *end;
@@ -94,6 +84,44 @@ rbdx_quiesce_option_set (struct rbdx_quiesce_options *q, const char *key,
     return 0;
   }
   return rbdx_opt_err (err, errlen, "%s: not a quiesce parameter", key);
+}
+
+const char *
+rbdx_quiesce_file_kind (unsigned mode)
+{
+  switch (mode & S_IFMT) {
+  case S_IFREG: return "a regular file";
+  case S_IFDIR: return "a directory";
+  case S_IFIFO: return "a FIFO";
+  case S_IFCHR: return "a character device";
+  case S_IFBLK: return "a block device";
+  case S_IFSOCK: return "a socket";
+  case S_IFLNK: return "a symbolic link";
+  default: return "of an unknown type";
+  }
+}
+
+int
+rbdx_quiesce_device_file_check (const char *path, char *err, size_t errlen)
+{
+  struct stat st;
+
+  if (stat (path, &st) < 0) {
+    int e = errno;
+
+    /* Missing is the normal case: the mapper writes it later. */
+    if (e == ENOENT)
+      return 0;
+    if (errlen)
+      snprintf (err, errlen, "quiesce_device_file='%s': %s", path,
+                strerror (e));
+    return -e;
+  }
+  if (!S_ISREG (st.st_mode))
+    return rbdx_opt_err (err, errlen, "quiesce_device_file='%s': %s, not a "
+                         "regular file", path,
+                         rbdx_quiesce_file_kind (st.st_mode));
+  return 0;
 }
 
 int
@@ -115,7 +143,8 @@ rbdx_quiesce_hook_check (const char *path, char *err, size_t errlen)
     return -e;
   }
   if (!S_ISREG (st.st_mode))
-    return rbdx_opt_err (err, errlen, "quiesce hook '%s': not a regular file", path);
+    return rbdx_opt_err (err, errlen, "quiesce hook '%s': %s, not a regular "
+                         "file", path, rbdx_quiesce_file_kind (st.st_mode));
   if (access (path, X_OK) < 0) {
     if (errlen)
       snprintf (err, errlen, "quiesce hook '%s': not executable", path);
@@ -147,11 +176,16 @@ rbdx_quiesce_options_complete (const struct rbdx_quiesce_options *q,
                    "quiesce=true");
     return 0;
   }
-  /* A hook that is missing or not executable is a bad parameter value
-   * (-EINVAL, as the rest of the options), whatever stat or access said;
-   * the message names the path and the reason. */
-  return rbdx_quiesce_hook_check (rbdx_quiesce_hook_path (q), err, errlen) < 0
-         ? -EINVAL : 0;
+  /* A hook that is missing or not executable, or a device file that is
+   * there but not a regular file, is a bad parameter value (-EINVAL, as
+   * the rest of the options), whatever stat or access said; the message
+   * names the path and the reason. */
+  if (rbdx_quiesce_hook_check (rbdx_quiesce_hook_path (q), err, errlen) < 0)
+    return -EINVAL;
+  if (q->device_file &&
+      rbdx_quiesce_device_file_check (q->device_file, err, errlen) < 0)
+    return -EINVAL;
+  return 0;
 }
 
 int

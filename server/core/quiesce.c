@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <rbd/librbd.h>
@@ -95,11 +96,20 @@ round_device (struct rbdx_quiesce *q)
   if (q->device_file)
     r = rbdx_quiesce_device_read (q->device_file, q->devbuf);
   if (r < 0) {
+    struct stat st;
+    char why[64];
+
+    /* Replaced since the start by something else than a file: say what. */
+    if ((r == -EINVAL || r == -EISDIR) && stat (q->device_file, &st) == 0 &&
+        !S_ISREG (st.st_mode))
+      snprintf (why, sizeof why, "%s, not a regular file",
+                rbdx_quiesce_file_kind (st.st_mode));
+    else
+      snprintf (why, sizeof why, "%s", r == -EINVAL
+                ? "not a device name in a regular file" : strerror (-r));
     rbdx_error ("rbdx: quiesce: quiesce_device_file=%s: %s: failing the "
                 "snapshot rather than not freezing its filesystem",
-                q->device_file,
-                r == -EINVAL ? "not a device name in a regular file"
-                : strerror (-r));
+                q->device_file, why);
     return -EIO;
   }
   if (r == 1)

@@ -444,6 +444,17 @@ accept_client (struct engine *e, int lfd, bool control)
   pthread_attr_destroy (&attr);
 }
 
+/* Close a listening socket of serve() and remove its file: only one
+ * that serve() created (rbdx_engine_listen never takes over a file). */
+static void
+unlisten (int fd, const char *path)
+{
+  if (fd >= 0) {
+    close (fd);
+    unlink (path);
+  }
+}
+
 static int
 serve (struct engine *e)
 {
@@ -458,10 +469,17 @@ serve (struct engine *e)
     rbdx_error ("rbdx-engine: signalfd: %m");
     return 1;
   }
-  if (e->control && (cfd = rbdx_engine_listen (e->control, SOCK_SEQPACKET)) < 0)
+  if ((e->control &&
+       (cfd = rbdx_engine_listen (e->control, SOCK_SEQPACKET)) < 0) ||
+      (e->oldstyle &&
+       (ofd = rbdx_engine_listen (e->oldstyle, SOCK_STREAM)) < 0)) {
+    /* The control socket may exist by now: a stale one would tell the
+     * mapper that an engine is ready. */
+    unlisten (cfd, e->control);
+    close (sfd);
+    rbdx_metrics_stop ();
     return 1;
-  if (e->oldstyle && (ofd = rbdx_engine_listen (e->oldstyle, SOCK_STREAM)) < 0)
-    return 1;
+  }
   rbdx_debug ("rbdx-engine: serving %s", e->opts.spec.image);
 
   for (;;) {
@@ -484,14 +502,8 @@ serve (struct engine *e)
       accept_client (e, ofd, false);
   }
   rbdx_debug ("rbdx-engine: stopping");
-  if (cfd >= 0) {
-    close (cfd);
-    unlink (e->control);
-  }
-  if (ofd >= 0) {
-    close (ofd);
-    unlink (e->oldstyle);
-  }
+  unlisten (cfd, e->control);
+  unlisten (ofd, e->oldstyle);
   /* From here no new connection is served (rbdx_engine_serve refuses). */
   rbdx_engine_stop_all ();
   for (int i = 0; i < 50 && atomic_load (&clients) > 0; i++)

@@ -34,6 +34,10 @@
 # (RBDX_LOG_BURST, RBDX_LOG_WINDOW_S, rbdx/errors.h), names the reason,
 # and once a window has passed the next line counts the refusals not
 # logged, so that lines plus counted refusals are exactly those made.
+# Part 5, a listen that fails after the control socket was made: the
+# test hook in a missing directory, or at a path a file holds: exit 1
+# with a message naming the path, the control socket removed, the file
+# found there kept (the engine removes only what it created).
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 d=$(tmpdir)
@@ -315,4 +319,28 @@ assert len(got) + counted == made, (len(got), counted, made)
 PY
   fail "the refusals flooded the log or lost their reason: $(tail -3 "$d/fl.log")"
 kill "$(cat "$d/fl.pid")"
+
+say "part 5: a failed listen leaves nothing behind"
+echo keep >"$d/taken"
+# run_failing NAME OLDSTYLE-PATH: the engine with --control $d/NAME.sock,
+# which must fail; its rc in $d/NAME.rc, its messages in $d/NAME.log.
+run_failing() {
+  local rc=0
+  "$engine" --control "$d/$1.sock" --oldstyle "$2" "$img" 2>"$d/$1.log" &
+  echo $! >"$d/$1.pid"; echo "$d/$1.pid" >>"$_state/pidfiles"
+  wait_for 120 exited "$(cat "$d/$1.pid")" || fail "$1: the engine did not exit"
+  wait "$(cat "$d/$1.pid")" || rc=$?
+  [ "$rc" -eq 1 ] || fail "$1: exit $rc, not 1: $(cat "$d/$1.log")"
+  grep -qF "$2" "$d/$1.log" || fail "$1: no message naming $2: $(cat "$d/$1.log")"
+  [ ! -e "$d/$1.sock" ] || fail "$1: the control socket $d/$1.sock was left behind"
+}
+run_failing nodir "$d/missing/old.sock"
+run_failing taken "$d/taken"
+[ "$(cat "$d/taken")" = keep ] || fail "the file at the test hook's path was touched"
+# The control socket's own path held by a file: refused, the file kept.
+echo keep >"$d/ctl-taken.sock"
+rc=0; timeout 120 "$engine" --control "$d/ctl-taken.sock" "$img" 2>"$d/ctl-taken.log" || rc=$?
+[ "$rc" -eq 1 ] && grep -qF "$d/ctl-taken.sock" "$d/ctl-taken.log" ||
+  fail "a control path held by a file: exit $rc: $(cat "$d/ctl-taken.log")"
+[ "$(cat "$d/ctl-taken.sock")" = keep ] || fail "the file at the control path was touched"
 say "ok"

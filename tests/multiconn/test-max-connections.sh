@@ -11,8 +11,14 @@
 # error message: ..." and libnbd 1.22.2 puts in the error it returns
 # (nbdkit 1.32 sent no message, an oldstyle server can
 # only close); the three still read back what they wrote; after one closes,
-# a new connection is served again.  Then max_connections=0 is a
-# startup error naming the parameter.
+# a new connection is served again.  Then, through nbdkit, a flood of
+# refused clients: 60 asking for an export that is not served, then 100
+# past max_connections=3 (three held): each kind keeps the log to at
+# most 20 lines per 10 s window (RBDX_LOG_BURST, RBDX_LOG_WINDOW_S,
+# rbdx/errors.h), and once a window has passed the next line counts the
+# refusals not logged, so that lines plus counted refusals are exactly
+# those made.  Then max_connections=0 is a startup error naming the
+# parameter.
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 requires nbdsh
@@ -96,6 +102,64 @@ check "$dir/n.sock" "$dir/n.log" nbdkit "$want"
 grep -q "connection refused: max_connections=3 reached" "$dir/n.log" ||
   fail "nbdkit: the refusal is not logged as an error"
 stop_server "$dir/n.sock"
+
+# The flood, on a server of its own (its log has only these refusals).
+serve "$dir/f.sock" -- "$img" max_connections=3 2>"$dir/f.log"
+/usr/bin/python3 - "$dir/f.sock" "$dir/f.log" <<'PY' ||
+import nbd, re, sys, time
+sock, logp = sys.argv[1:]
+kinds = {"name": "export 'nope' is not served here",
+         "full": "connection refused: max_connections=3 reached"}
+made = {"name": 0, "full": 0}
+def refused(kind):
+    h = nbd.NBD()
+    if kind == "name":
+        h.set_export_name("nope")
+    try:
+        h.connect_unix(sock)
+        sys.exit(f"{kind}: a connection was served")
+    except nbd.Error:
+        made[kind] += 1
+def lines(kind):
+    return [l for l in open(logp, errors="replace") if kinds[kind] in l]
+def flood(kind, n):
+    t0 = time.monotonic()
+    for _ in range(n):
+        refused(kind)
+    took = time.monotonic() - t0
+    bound = 20 * (int(took // 10) + 2)
+    got = len(lines(kind))
+    print(f"{kind}: {n} refusals in {took:.1f} s: {got} log lines",
+          file=sys.stderr)
+    if not 1 <= got <= bound:
+        sys.exit(f"{kind}: {got} log lines for {n} refusals (at most {bound})")
+    # A window later the next refusal is logged with the count of those
+    # that were not (polled: a refusal every 0.2 s for up to 60 s).
+    deadline = time.monotonic() + 60
+    while not any("more errors were not logged" in l for l in lines(kind)):
+        if time.monotonic() > deadline:
+            sys.exit(f"{kind}: no line counted the refusals not logged")
+        refused(kind)
+        time.sleep(0.2)
+    got = lines(kind)
+    counted = sum(int(m.group(1)) for m in
+                  (re.search(r"; (\d+) more errors were not logged", l)
+                   for l in got) if m)
+    print(f"{kind}: {made[kind]} refusals: {len(got)} logged, {counted} "
+          "counted as not logged", file=sys.stderr)
+    if len(got) + counted != made[kind]:
+        sys.exit(f"{kind}: {len(got)} logged + {counted} counted != "
+                 f"{made[kind]} made")
+flood("name", 60)
+held = []
+for i in range(3):
+    h = nbd.NBD()
+    h.connect_unix(sock)
+    held.append(h)
+flood("full", 100)
+PY
+  fail "nbdkit: the refusals flooded the log or lost count: $(tail -3 "$dir/f.log")"
+stop_server "$dir/f.sock"
 
 if [ -x "$RBDX_BUILD/server/rbdx-engine" ]; then
   serve_engine "$dir/e.sock" "$img" max_connections=3

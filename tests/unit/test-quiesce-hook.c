@@ -7,7 +7,9 @@
  * that could be read as an option or holds a control character), that
  * the hook check refuses a relative path, a missing file, a directory
  * and a file nobody may execute, that hook parameters need quiesce=true,
- * and that the argument vector is exactly HOOK DEVICE quiesce|unquiesce.
+ * that a quiesce_device_file= which is there but not a regular file
+ * (directory, FIFO, device) is refused at start naming what it is while
+ * a missing one is accepted, and that the argument vector is exactly HOOK DEVICE quiesce|unquiesce.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -212,6 +214,78 @@ test_hook_check (void **state)
   rmdir (dir);
 }
 
+/* quiesce_device_file= at start: missing or a regular file accepted,
+ * anything else refused naming what it is. */
+static void
+test_device_file_check (void **state)
+{
+  char dir[] = "/tmp/rbdx-test-quiesce-XXXXXX", path[64], sub[80];
+  struct rbdx_quiesce_options q = { 0 };
+
+  (void) state;
+  assert_non_null (mkdtemp (dir));
+  q.on = true;
+  q.hook = strdup ("/bin/true");
+  snprintf (path, sizeof path, "%s/dev", dir);
+  /* Missing: the mapper writes it later. */
+  assert_int_equal (rbdx_quiesce_device_file_check (path, err, sizeof err), 0);
+  q.device_file = strdup (path);
+  assert_int_equal (rbdx_quiesce_options_complete (&q, err, sizeof err), 0);
+  /* A regular file, whatever it holds now (read at each quiesce). */
+  put (path, "", 0);
+  assert_int_equal (rbdx_quiesce_options_complete (&q, err, sizeof err), 0);
+  unlink (path);
+  /* A directory. */
+  assert_int_equal (mkdir (path, 0700), 0);
+  assert_int_equal (rbdx_quiesce_options_complete (&q, err, sizeof err),
+                    -EINVAL);
+  assert_non_null (strstr (err, path));
+  assert_non_null (strstr (err, "a directory, not a regular file"));
+  rmdir (path);
+  /* A FIFO: not opened, and not told "not executable" or "denied". */
+  assert_int_equal (mkfifo (path, 0600), 0);
+  assert_int_equal (rbdx_quiesce_device_file_check (path, err, sizeof err),
+                    -EINVAL);
+  assert_non_null (strstr (err, "a FIFO, not a regular file"));
+  assert_int_equal (rbdx_quiesce_options_complete (&q, err, sizeof err),
+                    -EINVAL);
+  assert_non_null (strstr (err, "a FIFO, not a regular file"));
+  unlink (path);
+  /* A character device, also through a symbolic link. */
+  assert_int_equal (rbdx_quiesce_device_file_check ("/dev/null", err,
+                                                    sizeof err), -EINVAL);
+  assert_non_null (strstr (err, "quiesce_device_file='/dev/null': a "
+                           "character device, not a regular file"));
+  assert_int_equal (symlink ("/dev/null", path), 0);
+  assert_int_equal (rbdx_quiesce_options_complete (&q, err, sizeof err),
+                    -EINVAL);
+  assert_non_null (strstr (err, "a character device"));
+  unlink (path);
+  /* A path through a regular file: the errno, not "accepted". */
+  put (path, "x", 1);
+  snprintf (sub, sizeof sub, "%s/x", path);
+  assert_int_equal (rbdx_quiesce_device_file_check (sub, err, sizeof err),
+                    -ENOTDIR);
+  assert_non_null (strstr (err, sub));
+  unlink (path);
+  /* Not checked without quiesce=true (refused there for its own
+   * reason). */
+  q.on = false;
+  free (q.hook);
+  q.hook = NULL;
+  assert_int_equal (mkdir (path, 0700), 0);
+  assert_int_equal (rbdx_quiesce_options_complete (&q, err, sizeof err),
+                    -EINVAL);
+  assert_non_null (strstr (err, "need quiesce=true"));
+  rmdir (path);
+  rbdx_quiesce_options_free (&q);
+  rmdir (dir);
+  assert_string_equal (rbdx_quiesce_file_kind (S_IFBLK), "a block device");
+  assert_string_equal (rbdx_quiesce_file_kind (S_IFSOCK), "a socket");
+  assert_string_equal (rbdx_quiesce_file_kind (S_IFREG | 0644),
+                       "a regular file");
+}
+
 static void
 test_argv (void **state)
 {
@@ -239,6 +313,7 @@ main (void)
     cmocka_unit_test (test_complete),
     cmocka_unit_test (test_device_read),
     cmocka_unit_test (test_hook_check),
+    cmocka_unit_test (test_device_file_check),
     cmocka_unit_test (test_argv),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
