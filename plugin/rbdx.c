@@ -145,6 +145,11 @@ rbdx_config_complete (void)
     nbdkit_error ("rbdx: %s", err);
     return -1;
   }
+  /* librbd's callback wakes the waiting worker: fewer wake-ups per
+   * request than the eventfd modes (server/core/DESIGN.md,
+   * "Completions"). */
+  if (!opts.completion_set)
+    opts.completion = RBDX_COMPLETION_CALLBACK;
   if (opts.spec.image)
     rbdx_spec_format (&opts.spec, canon, sizeof canon);
   return 0;
@@ -405,10 +410,11 @@ rbdx_dump_plugin (void)
   "mon_host=ADDRS       Monitor addresses (overrides the conf file).\n" \
   "cluster=NAME         Cluster name (default: ceph).\n" \
   "ceph.OPTION=VALUE    Any Ceph option, set with rados_conf_set (repeatable).\n" \
-  "completion=auto|io_uring|poll\n" \
-  "                     How completions are reaped (default: auto = io_uring,\n" \
-  "                     falling back to poll(2) on the eventfd: poll;\n" \
-  "                     eventfd is an old name of poll).\n" \
+  "completion=callback|auto|io_uring|poll\n" \
+  "                     How completions reach the waiting thread (default:\n" \
+  "                     callback, librbd's callback wakes it; or an eventfd\n" \
+  "                     reaped with auto = io_uring, falling back to poll(2),\n" \
+  "                     io_uring, poll; eventfd is an old name of poll).\n" \
   "size_file=PATH       Keep the image's current size (bytes) in PATH.\n" \
   "qos.NAME_limit=N     QoS limit for all connections together (NAME: iops,\n" \
   "                     read_iops, write_iops, bps, read_bps, write_bps); also\n" \

@@ -25,10 +25,10 @@
  * the fence.
  *
  * Requests are synchronous (rbdx_ctx_read ...: the nbdkit plugin, whose
- * worker threads block anyway; the reactor reaps) or asynchronous
- * (rbdx_ctx_aio: the mapper's engine, replies from librbd's callback).
- * With completion mode RBDX_COMPLETION_CALLBACK a context has no
- * eventfd or reactor and only rbdx_ctx_aio may be used.
+ * worker threads block anyway; librbd's callback wakes them, or in the
+ * eventfd modes the reactor reaps) or asynchronous (rbdx_ctx_aio: the
+ * mapper's engine, replies from librbd's callback).  With completion
+ * mode RBDX_COMPLETION_CALLBACK a context has no eventfd or reactor.
  *
  * Thread-safety: after rbdx_ctx_open returns, the I/O functions may be
  * called from any number of threads at once (librbd image handles are
@@ -132,10 +132,11 @@ struct rbdx_ctx {
  * rbd_update_watch on it.  Such a handle takes the exclusive-lock only
  * when it writes; a snapshot handle (rbd_snap_set_by_id) never writes.
  * Probes open read-only (no watch, no lock).
- * In completion mode RBDX_COMPLETION_CALLBACK (the engine) a context
- * (also on a client shared by connections_per_client=) is opened
- * with rbd_non_blocking_aio=false, unless ceph.rbd_non_blocking_aio= or
- * the conf file sets it: the thread that calls rbdx_ctx_aio then runs
+ * In completion mode RBDX_COMPLETION_CALLBACK (the engine, and the
+ * plugin by default) a context (also on a client shared by
+ * connections_per_client=) is opened with rbd_non_blocking_aio=false,
+ * unless ceph.rbd_non_blocking_aio= or the conf file sets it: the
+ * thread that calls rbdx_ctx_aio (or rbdx_ctx_read ...) then runs
  * librbd's dispatch itself and the completion callback may run before
  * rbdx_ctx_aio returns (server/core/DESIGN.md, "The core library and
  * its two hosts").  On an RBDX_CTX_SHARED context so opened, one

@@ -16,18 +16,22 @@
 #include "rbdx/quiesce-hook.h"
 #include "rbdx/spec.h"
 
-/** completion=: what waits on the image's eventfd for completions (see
- * reactor.h).  Every mode uses librbd's eventfd notification; they differ
- * only in how a worker sleeps on it (server/core/DESIGN.md, "Completions"). */
+/** completion=: how a request's completion reaches its waiter
+ * (server/core/DESIGN.md, "Completions").  CALLBACK takes it in librbd's
+ * completion callback; the other modes use librbd's eventfd
+ * notification and differ only in how a worker sleeps on it (see
+ * reactor.h). */
 enum rbdx_completion {
   RBDX_COMPLETION_AUTO = 0,   /**< io_uring when the kernel allows it, else poll(2). */
   RBDX_COMPLETION_IO_URING,   /**< io_uring only; failing to set it up is an error. */
   RBDX_COMPLETION_POLL,       /**< blocking poll(2) + read(2) on the eventfd;
                                    "eventfd" is accepted as an old name. */
-  RBDX_COMPLETION_CALLBACK,   /**< not a keyword: set by the mapper's engine,
-                                   which takes completions in librbd's
-                                   callback (rbdx_ctx_aio) and has no
-                                   eventfd or reactor. */
+  RBDX_COMPLETION_CALLBACK,   /**< "callback": librbd's completion callback
+                                   answers (rbdx_ctx_aio) or wakes the
+                                   waiting thread (rbdx_ctx_read ...); no
+                                   eventfd or reactor.  Always the
+                                   mapper's engine; the plugin's default
+                                   when completion= is not given. */
 };
 
 /** ceph_context=: whether the Ceph clients of one server's options are

@@ -5,6 +5,7 @@
  * allocation map for block status. */
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 
 #include "rbdx/ctx.h"
@@ -116,19 +117,58 @@ submit_wait (struct rbdx_ctx *ctx, const struct rbdx_aio *a)
   return rbdx_reactor_wait (&ctx->reactor, &w);
 }
 
-/* The synchronous path: prepare, submit and wait, finish. */
+/* A synchronous request in completion mode RBDX_COMPLETION_CALLBACK:
+ * librbd's callback thread posts the caller's semaphore itself, one
+ * wake-up per request and no reaper between (server/core/DESIGN.md,
+ * "Completions").  The record lives on the caller's stack, destroyed
+ * as soon as sem_wait returns (POSIX allows destroying a semaphore no
+ * thread is blocked on): glibc's sem_post (nptl/sem_post.c, source)
+ * reads the semaphore before its one atomic compare-and-swap and after
+ * it only passes the address to a futex wake, which on memory reused
+ * meanwhile is at worst a spurious wake-up that futex users retry. */
+struct cb_wait {
+  struct rbdx_aio a;          /* first: done gets &a */
+  sem_t sem;
+  int ret;
+};
+
+static void
+cb_done (struct rbdx_aio *a, int ret)
+{
+  struct cb_wait *w = (struct cb_wait *) a;
+
+  w->ret = ret;
+  sem_post (&w->sem);         /* the last touch of w */
+}
+
+static int
+run_callback (struct rbdx_ctx *ctx, const struct rbdx_aio *a)
+{
+  struct cb_wait w = { .a = *a };
+
+  sem_init (&w.sem, 0, 0);
+  w.a.done = cb_done;
+  rbdx_ctx_aio (ctx, &w.a);   /* prepare, queue, finish: as run_sync */
+  while (sem_wait (&w.sem) < 0)
+    ;                         /* EINTR: librbd still holds &w */
+  sem_destroy (&w.sem);
+  return w.ret;
+}
+
+/* The synchronous path: prepare, submit and wait, finish (through the
+ * reactor, or librbd's callback when the context has none). */
 static int
 run_sync (struct rbdx_ctx *ctx, const struct rbdx_aio *a)
 {
-  int r = prepare (ctx, a->op, a->count, a->offset);
+  int r;
 
+  if (!ctx->have_reactor)
+    return run_callback (ctx, a);
+  r = prepare (ctx, a->op, a->count, a->offset);
   if (r == 1)
     return 0;
-  if (r == 0) {
-    if (!ctx->have_reactor)
-      return -EINVAL;           /* RBDX_COMPLETION_CALLBACK: use rbdx_ctx_aio */
+  if (r == 0)
     return finish (ctx, a->op, a->count, submit_wait (ctx, a));
-  }
   return finish (ctx, a->op, a->count, r);
 }
 

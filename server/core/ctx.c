@@ -301,9 +301,11 @@ start_reactor (struct rbdx_ctx *ctx, const struct rbdx_options *o,
 
 /* librbd hands each asynchronous request to its io_context pool thread
  * for dispatch unless rbd_non_blocking_aio is false (server/core/
- * DESIGN.md).  The engine's threads submit (rbdx_ctx_aio), and
- * dispatching there saves a thread wake-up per request: a
- * per-connection context is fed by its one reader thread; a shared
+ * DESIGN.md).  The engine's threads submit (rbdx_ctx_aio), and so do
+ * the plugin's nbdkit workers in completion=callback (its default;
+ * measured: DESIGN.md, "Completions"), and dispatching there saves a
+ * thread wake-up per request: an engine connection's context is fed by
+ * its one reader thread, a plugin's by its nbdkit workers; a shared
  * writer by the readers of several connections, one at a time
  * (ctx->sub: queued behind the thread in librbd, never waiting on the
  * image's locks).  A client shared by several contexts

@@ -81,6 +81,7 @@ static const struct keyword encryption_names[] = {
   { NULL, 0, false }
 };
 static const struct keyword completion_names[] = {
+  { "callback", RBDX_COMPLETION_CALLBACK, false },
   { "auto", RBDX_COMPLETION_AUTO, false },
   { "io_uring", RBDX_COMPLETION_IO_URING, false },
   { "poll", RBDX_COMPLETION_POLL, false },

@@ -38,8 +38,8 @@ refused "pool= given twice" -- "$img" pool=rbd pool=rbd
 refused "writers= given twice" -- "$img" writers=auto writers=shared
 refused "exclusive= given twice" -- "$img" exclusive=false exclusive=false
 
-# completion= takes three values only (and eventfd, the old name of poll).
-refused "completion='bogus'" "auto, io_uring or poll" -- "$img" completion=bogus
+# completion= takes four values only (and eventfd, the old name of poll).
+refused "completion='bogus'" "callback, auto, io_uring or poll" -- "$img" completion=bogus
 refused "completion='IO_URING'" -- "$img" completion=IO_URING
 
 # writers=, exclusive=, pool= take fixed forms.
@@ -59,7 +59,7 @@ refused "metrics_file=$CFG_SCRATCH" "Is a directory" -- "$img" "metrics_file=$CF
 refused "metrics_file=" "/nonexistent" "No such file" -- "$img" metrics_file=/nonexistent/m.prom
 
 # Positive controls.
-for mode in auto io_uring poll eventfd; do
+for mode in callback auto io_uring poll eventfd; do
   served true -- "$img" "completion=$mode"
 done
 for w in auto shared per-connection; do

@@ -7,17 +7,19 @@
 # the fork must leave no librados state behind, or the child hangs in
 # its first librados call: server/core/DESIGN.md "Process model: nbdkit's
 # fork and librados' threads"); a bad image in daemon mode fails in the
-# foreground with a non-zero exit and no daemon.  (2) completion=poll,
-# io_uring and auto each serve correct I/O with 16 requests in flight
-# per connection (fio, 2 connections, verify=crc32c), and nbdkit -v says
-# which mechanism each connection uses ("completions via poll(2)" /
-# "completions via io_uring"); nbdkit-rbdx-plugin.pod, completion=.
+# foreground with a non-zero exit and no daemon.  (2) the default
+# (no completion=), completion=callback, poll, io_uring and auto each
+# serve correct I/O with 16 requests in flight per connection (fio, 2
+# connections, verify=crc32c), and nbdkit -v says which mechanism each
+# connection uses ("completions via librbd callbacks" for the default
+# and callback, "poll(2)" / "io_uring"); nbdkit-rbdx-plugin.pod,
+# completion=.
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 requires qemu-io fio
 . "$RBDX_TESTS/config/config-lib.sh"
 
-img=$(new_image 64M --image-feature layering)
+img=$(new_image 96M --image-feature layering)
 
 # $fio URI REGION-OFFSET: 2 jobs (= 2 connections), each writing its
 # own 8 MiB region with 16 requests in flight, then verifying it.
@@ -104,9 +106,11 @@ grep -qF "image 'rbd/missing' does not exist" "$CFG_SCRATCH/bad.err" ||
 # Does this kernel let us use io_uring?  completion=auto decides.
 uring=yes
 off=16
-for mode in auto io_uring poll; do
+for mode in default callback auto io_uring poll; do
   log="$CFG_SCRATCH/$mode.log"
-  if ! timeout 90 nbdkit -v -U - "$RBDX_PLUGIN" "$img" "completion=$mode" \
+  param="completion=$mode"
+  [ "$mode" = default ] && param="writers=auto"   # completion= not given
+  if ! timeout 90 nbdkit -v -U - "$RBDX_PLUGIN" "$img" "$param" \
          --run "$fio \"\$uri\" ${off}m" \
          </dev/null 2>"$log"; then
     if [ "$mode" = io_uring ] && [ "$uring" = no ]; then
@@ -129,11 +133,12 @@ for mode in auto io_uring poll; do
       want=$([ "$uring" = yes ] && echo io_uring || echo 'poll(2)') ;;
     io_uring) want=io_uring ;;
     poll) want='poll(2)' ;;
+    default|callback) want='librbd callbacks' ;;
   esac
   n=$(grep -cF "completions via $want" "$log" || true)
   [ "$n" -eq "$opened" ] ||
     fail "completion=$mode: $n of $opened connections use $want: $(grep 'rbdx: opened' "$log")"
   say "completion=$mode: $opened connections, completions via $want, fio verified"
-  off=$((off + 16))
+  off=$((off + 16))   # two 8m jobs a mode: five modes fit the 96M image
 done
 say "ok"

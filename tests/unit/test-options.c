@@ -145,6 +145,7 @@ test_completion (void **state)
     const char *value;
     enum rbdx_completion mode;
   } cases[] = {
+    { "callback", RBDX_COMPLETION_CALLBACK },
     { "auto", RBDX_COMPLETION_AUTO },
     { "io_uring", RBDX_COMPLETION_IO_URING },
     { "poll", RBDX_COMPLETION_POLL },
@@ -459,6 +460,7 @@ test_bad_completion (void **state)
 {
   static const char *const values[] = {
     "uring", "AUTO", "io-uring", "eventfd ", "POLL", "poll(2)", "epoll",
+    "CALLBACK", "callbacks",
   };
   struct rbdx_options *o = *state;
   char err[ERRLEN];
@@ -473,7 +475,7 @@ test_bad_completion (void **state)
   }
   /* The message offers the keywords, not the old alias. */
   set_bad (o, "completion", "bogus", err);
-  assert_contains (err, "expected auto, io_uring or poll");
+  assert_contains (err, "expected callback, auto, io_uring or poll");
   assert_null (strstr (err, "eventfd"));
   /* A rejected value does not count as given. */
   set_ok (o, "completion", "io_uring");
