@@ -145,11 +145,6 @@ rbdx_config_complete (void)
     nbdkit_error ("rbdx: %s", err);
     return -1;
   }
-  /* librbd's callback wakes the waiting worker: fewer wake-ups per
-   * request than the eventfd modes (server/core/DESIGN.md,
-   * "Completions"). */
-  if (!opts.completion_set)
-    opts.completion = RBDX_COMPLETION_CALLBACK;
   if (opts.spec.image)
     rbdx_spec_format (&opts.spec, canon, sizeof canon);
   return 0;
@@ -410,11 +405,11 @@ rbdx_dump_plugin (void)
   "mon_host=ADDRS       Monitor addresses (overrides the conf file).\n" \
   "cluster=NAME         Cluster name (default: ceph).\n" \
   "ceph.OPTION=VALUE    Any Ceph option, set with rados_conf_set (repeatable).\n" \
-  "completion=callback|auto|io_uring|poll\n" \
+  "completion=auto|io_uring|poll|callback\n" \
   "                     How completions reach the waiting thread (default:\n" \
-  "                     callback, librbd's callback wakes it; or an eventfd\n" \
-  "                     reaped with auto = io_uring, falling back to poll(2),\n" \
-  "                     io_uring, poll; eventfd is an old name of poll).\n" \
+  "                     auto = the eventfd reaped with io_uring, falling back\n" \
+  "                     to poll(2); io_uring; poll; callback: librbd's\n" \
+  "                     callback wakes it; eventfd is an old name of poll).\n" \
   "size_file=PATH       Keep the image's current size (bytes) in PATH.\n" \
   "qos.NAME_limit=N     QoS limit for all connections together (NAME: iops,\n" \
   "                     read_iops, write_iops, bps, read_bps, write_bps); also\n" \

@@ -133,7 +133,7 @@ struct rbdx_ctx {
  * when it writes; a snapshot handle (rbd_snap_set_by_id) never writes.
  * Probes open read-only (no watch, no lock).
  * In completion mode RBDX_COMPLETION_CALLBACK (the engine, and the
- * plugin by default) a context (also on a client shared by
+ * plugin's completion=callback) a context (also on a client shared by
  * connections_per_client=) is opened with rbd_non_blocking_aio=false,
  * unless ceph.rbd_non_blocking_aio= or the conf file sets it: the
  * thread that calls rbdx_ctx_aio (or rbdx_ctx_read ...) then runs

@@ -30,8 +30,8 @@ enum rbdx_completion {
                                    answers (rbdx_ctx_aio) or wakes the
                                    waiting thread (rbdx_ctx_read ...); no
                                    eventfd or reactor.  Always the
-                                   mapper's engine; the plugin's default
-                                   when completion= is not given. */
+                                   mapper's engine; the plugin's on
+                                   request. */
 };
 
 /** ceph_context=: whether the Ceph clients of one server's options are

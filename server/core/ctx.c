@@ -302,8 +302,8 @@ start_reactor (struct rbdx_ctx *ctx, const struct rbdx_options *o,
 /* librbd hands each asynchronous request to its io_context pool thread
  * for dispatch unless rbd_non_blocking_aio is false (server/core/
  * DESIGN.md).  The engine's threads submit (rbdx_ctx_aio), and so do
- * the plugin's nbdkit workers in completion=callback (its default;
- * measured: DESIGN.md, "Completions"), and dispatching there saves a
+ * the plugin's nbdkit workers in completion=callback (measured:
+ * DESIGN.md, "Completions"), and dispatching there saves a
  * thread wake-up per request: an engine connection's context is fed by
  * its one reader thread, a plugin's by its nbdkit workers; a shared
  * writer by the readers of several connections, one at a time

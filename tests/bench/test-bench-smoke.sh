@@ -6,7 +6,8 @@
 #
 # Proves that the benchmark command works end to end (own sandbox cluster,
 # fully written images (default features, and layering only), fio-rbd, rbdx
-# over NBD in its two default completion modes (callback, io_uring), the built-in engine (rbdx-engine),
+# over NBD in its two default completion modes (io_uring, callback), the
+# built-in engine (rbdx-engine),
 # qemu-nbd, rbd-nbd through tests/bench/rbd-nbd-shim.so, report generation)
 # and that its outputs have the promised shape: report.md with the machine
 # section, one results table per workload, the targets section and the

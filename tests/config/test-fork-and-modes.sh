@@ -11,9 +11,9 @@
 # (no completion=), completion=callback, poll, io_uring and auto each
 # serve correct I/O with 16 requests in flight per connection (fio, 2
 # connections, verify=crc32c), and nbdkit -v says which mechanism each
-# connection uses ("completions via librbd callbacks" for the default
-# and callback, "poll(2)" / "io_uring"); nbdkit-rbdx-plugin.pod,
-# completion=.
+# connection uses ("completions via io_uring" for the default and auto
+# where the kernel allows io_uring, else "poll(2)" with the reason;
+# "librbd callbacks" for callback); nbdkit-rbdx-plugin.pod, completion=.
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 requires qemu-io fio
@@ -106,7 +106,7 @@ grep -qF "image 'rbd/missing' does not exist" "$CFG_SCRATCH/bad.err" ||
 # Does this kernel let us use io_uring?  completion=auto decides.
 uring=yes
 off=16
-for mode in default callback auto io_uring poll; do
+for mode in auto default callback io_uring poll; do
   log="$CFG_SCRATCH/$mode.log"
   param="completion=$mode"
   [ "$mode" = default ] && param="writers=auto"   # completion= not given
@@ -124,7 +124,7 @@ for mode in default callback auto io_uring poll; do
   opened=$(grep -c 'rbdx: opened .* completions via ' "$log" || true)
   [ "$opened" -ge 2 ] || fail "completion=$mode: $opened connections logged (expected >= 2)"
   case $mode in
-    auto)
+    auto|default)
       if grep -q 'completions via poll(2)' "$log"; then
         uring=no
         grep -q 'io_uring unavailable' "$log" ||
@@ -133,7 +133,7 @@ for mode in default callback auto io_uring poll; do
       want=$([ "$uring" = yes ] && echo io_uring || echo 'poll(2)') ;;
     io_uring) want=io_uring ;;
     poll) want='poll(2)' ;;
-    default|callback) want='librbd callbacks' ;;
+    callback) want='librbd callbacks' ;;
   esac
   n=$(grep -cF "completions via $want" "$log" || true)
   [ "$n" -eq "$opened" ] ||
