@@ -18,22 +18,30 @@
  * as a fallback), hands out every polled result and wakes exactly the
  * worker that owns it.  When the leader's own request is done it
  * returns at once and passes leadership to one still-waiting worker.
+ * A sleeping worker waits on a semaphore of its own, posted after the
+ * reactor mutex is released: a worker woken while the leader still held
+ * the mutex (a condition variable must be signalled under it, since the
+ * waiter may return and destroy it at once) would at once sleep again on
+ * that mutex; that second sleep was about half a wake-up per request at
+ * queue depth 32 (server/core/DESIGN.md, "Completions").  Each sleeper is
+ * posted exactly once per sleep, by the thread that took it off the list
+ * of sleepers under the mutex, so its semaphore is never posted after it
+ * returned.
  * At queue depth 1 the request's own thread is woken straight by
  * librbd's eventfd write: one context switch, as with a plain blocking
  * call.  The io_uring ring is only touched by the leader, so it needs
  * no lock of its own; the reactor mutex orders successive leaders.
  *
- * Used only in the plugin's eventfd modes (completion=auto, io_uring,
- * poll).  Its default, completion=callback, needs no reactor: librbd's
- * callback wakes the owner directly, and at queue depth 32 that counted
- * about 1.3 voluntary switches and 2-4 system calls per request less,
- * most of them the owners' second sleep on this mutex after the
- * leader's signal (server/core/DESIGN.md, "Completions").
+ * Used only in the plugin's eventfd modes (completion=auto, the
+ * default, io_uring, poll).  completion=callback needs no reactor:
+ * librbd's callback wakes the owner directly (server/core/DESIGN.md,
+ * "Completions").
  */
 #ifndef RBDX_REACTOR_H
 #define RBDX_REACTOR_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -47,9 +55,10 @@
 /** One waiting request.  Lives on the submitting worker's stack from
  * rbdx_wait_init until rbdx_reactor_wait returns. */
 struct rbdx_wait {
-  pthread_cond_t cond;        /**< signalled when done or on hand-over. */
+  sem_t wake;                 /**< posted once per sleep: done or hand-over. */
   ssize_t ret;                /**< rbd_aio_get_return_value(): bytes or -errno. */
   bool done;
+  bool asleep;                /**< on the reactor's list of sleepers. */
   struct rbdx_wait *next, *prev;  /**< reactor's list of sleepers. */
 };
 
@@ -86,6 +95,10 @@ void rbdx_reactor_fini (struct rbdx_reactor *r);
 /** Prepare @p w before submitting the request whose completion was
  * created with rbd_aio_create_completion(w, NULL, &c). */
 void rbdx_wait_init (struct rbdx_wait *w);
+
+/** Release @p w when its request was never submitted (rbdx_reactor_wait
+ * releases it otherwise). */
+void rbdx_wait_fini (struct rbdx_wait *w);
 
 /** Block until @p w's completion has been reaped, reaping for other
  * waiters meanwhile if this thread becomes the leader.

@@ -105,13 +105,13 @@ submit_wait (struct rbdx_ctx *ctx, const struct rbdx_aio *a)
   rbdx_wait_init (&w);
   r = rbd_aio_create_completion (&w, NULL, &c);
   if (r < 0) {
-    pthread_cond_destroy (&w.cond);
+    rbdx_wait_fini (&w);
     return r;
   }
   r = queue (ctx, a, c);
   if (r < 0) {
     rbd_aio_release (c);
-    pthread_cond_destroy (&w.cond);
+    rbdx_wait_fini (&w);
     return r;
   }
   return rbdx_reactor_wait (&ctx->reactor, &w);

@@ -78,7 +78,26 @@ void
 rbdx_wait_init (struct rbdx_wait *w)
 {
   memset (w, 0, sizeof *w);
-  pthread_cond_init (&w->cond, NULL);
+  sem_init (&w->wake, 0, 0);
+}
+
+void
+rbdx_wait_fini (struct rbdx_wait *w)
+{
+  sem_destroy (&w->wake);
+}
+
+/* Take @p w off the sleepers.  Lock held; @p w asleep. */
+static void
+unlink_sleeper (struct rbdx_reactor *r, struct rbdx_wait *w)
+{
+  if (w->prev)
+    w->prev->next = w->next;
+  else
+    r->sleepers = w->next;
+  if (w->next)
+    w->next->prev = w->prev;
+  w->asleep = false;
 }
 
 #ifdef HAVE_LIBURING
@@ -164,18 +183,32 @@ lead (struct rbdx_reactor *r, struct rbdx_wait *me)
       rbdx_debug ("rbdx: eventfd read: %m");
 
     while ((n = rbd_poll_io_events (r->image, comps, POLL_BATCH)) > 0) {
+      struct rbdx_wait *wake[POLL_BATCH];
+      int nwake = 0;
+
       pthread_mutex_lock (&r->lock);
       for (i = 0; i < n; i++) {
         struct rbdx_wait *w = rbd_aio_get_arg (comps[i]);
 
         w->ret = rbd_aio_get_return_value (comps[i]);
         w->done = true;
-        if (w != me)
-          pthread_cond_signal (&w->cond);
+        /* One not asleep yet finds done when it takes the lock. */
+        if (w != me && w->asleep) {
+          unlink_sleeper (r, w);
+          wake[nwake++] = w;
+        }
       }
       pthread_mutex_unlock (&r->lock);
       for (i = 0; i < n; i++)
         rbd_aio_release (comps[i]);
+      /* After the unlock, so that the woken do not sleep on the lock;
+       * each was taken off the list above, so nobody else posts it and
+       * it cannot return before this post.  A sem_post whose waiter
+       * returns and destroys the semaphore at once is safe in glibc
+       * (after its atomic update it passes the address only to
+       * futex_wake; nptl/sem_post.c). */
+      for (i = 0; i < nwake; i++)
+        sem_post (&wake[i]->wake);
     }
     if (me->done)   /* only this thread writes me->done */
       return;
@@ -201,7 +234,7 @@ lead (struct rbdx_reactor *r, struct rbdx_wait *me)
 ssize_t
 rbdx_reactor_wait (struct rbdx_reactor *r, struct rbdx_wait *w)
 {
-  struct rbdx_wait *s;
+  struct rbdx_wait *s, *heir = NULL;
   ssize_t ret;
 
   pthread_mutex_lock (&r->lock);
@@ -209,13 +242,15 @@ rbdx_reactor_wait (struct rbdx_reactor *r, struct rbdx_wait *w)
     if (!r->leader) {
       r->leader = true;
       pthread_mutex_unlock (&r->lock);
-      lead (r, w);
+      lead (r, w);            /* returns with w->done */
       pthread_mutex_lock (&r->lock);
       r->leader = false;
-      /* Hand leadership to one worker whose request is still pending. */
+      /* Hand leadership to one worker whose request is still pending
+       * (a done sleeper was already taken off and posted by lead). */
       for (s = r->sleepers; s; s = s->next) {
         if (!s->done) {
-          pthread_cond_signal (&s->cond);
+          unlink_sleeper (r, s);
+          heir = s;
           break;
         }
       }
@@ -226,17 +261,18 @@ rbdx_reactor_wait (struct rbdx_reactor *r, struct rbdx_wait *w)
       if (r->sleepers)
         r->sleepers->prev = w;
       r->sleepers = w;
-      pthread_cond_wait (&w->cond, &r->lock);
-      if (w->prev)
-        w->prev->next = w->next;
-      else
-        r->sleepers = w->next;
-      if (w->next)
-        w->next->prev = w->prev;
+      w->asleep = true;
+      pthread_mutex_unlock (&r->lock);
+      /* Whoever takes w off the list posts it once. */
+      while (sem_wait (&w->wake) < 0)
+        ;                     /* EINTR */
+      pthread_mutex_lock (&r->lock);
     }
   }
   ret = w->ret;
   pthread_mutex_unlock (&r->lock);
-  pthread_cond_destroy (&w->cond);
+  if (heir)
+    sem_post (&heir->wake);   /* taken off the list above: as in lead */
+  sem_destroy (&w->wake);
   return ret;
 }

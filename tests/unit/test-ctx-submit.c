@@ -213,6 +213,13 @@ rbdx_wait_init (struct rbdx_wait *w)
   abort ();
 }
 
+void
+rbdx_wait_fini (struct rbdx_wait *w)
+{
+  (void) w;
+  abort ();
+}
+
 ssize_t
 rbdx_reactor_wait (struct rbdx_reactor *r, struct rbdx_wait *w)
 {
