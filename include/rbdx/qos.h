@@ -53,6 +53,17 @@ void rbdx_qos_put (struct rbdx_qos *q);
  * start from empty buckets.  Thread-safe (any thread, also librbd's). */
 void rbdx_qos_refresh (struct rbdx_qos *q, rbd_image_t image);
 
+/** A number that changes whenever the limits of @p q change
+ * (rbdx_qos_refresh found new ones): a request delayed under the old
+ * limits is reserved again under the new ones, so a limit removed or
+ * raised while it waits lets it go within RBDX_QOS_RECHECK_NS, not
+ * after the delay the old limit gave (seconds to days for a large
+ * request under a low bps limit).  0 for NULL.  Thread-safe. */
+uint64_t rbdx_qos_generation (struct rbdx_qos *q);
+
+/** How often a delayed request looks at rbdx_qos_generation: 250 ms. */
+#define RBDX_QOS_RECHECK_NS (250 * UINT64_C (1000000))
+
 /** Reserve the tokens of a request (@p write or a read of @p bytes) in
  * every bucket that applies, and say how long it must wait before it is
  * sent (the delay is also added to @p waited_ns when not NULL): for a
@@ -65,7 +76,10 @@ int64_t rbdx_qos_reserve (struct rbdx_qos *q, bool write, uint64_t bytes,
  * nbdkit interrupts when it shuts down or the client goes away) until a
  * request of @p bytes, a write-type one when @p write, may go to librbd;
  * the time waited is added to @p *waited_ns (NULL: not counted).
- * Returns at once when the image has no limit.
+ * Returns at once when the image has no limit.  Sleeps in slices of
+ * RBDX_QOS_RECHECK_NS; when the limits changed meanwhile the request is
+ * reserved again under the new ones (the time not slept is taken off
+ * @p *waited_ns).
  * @return 0, or -1 with errno set (ESHUTDOWN: nbdkit is shutting down, the
  *         request must not be sent).  Thread-safe. */
 int rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes,

@@ -125,14 +125,16 @@ bool rbdx_quiesce_device_ok (const char *device);
  * content, one trailing newline removed, must pass
  * rbdx_quiesce_device_ok.  Anything else is refused before it is
  * opened (opening a FIFO or a device can act, and a FIFO gives only
- * what its writer wrote so far).  Reads at most RBDX_QUIESCE_DEVICE_MAX
+ * what its writer wrote so far), also when another file is renamed over
+ * @p path meanwhile: the inode checked (an O_PATH descriptor) is the one
+ * read, through /proc/self/fd.  Reads at most RBDX_QUIESCE_DEVICE_MAX
  * + 2 bytes; @p buf has room for RBDX_QUIESCE_DEVICE_MAX + 1.
  * @return 1 with the device in @p buf; 0 when the file does not exist
  *         (the device is not known yet: @p buf untouched); -EISDIR (a
  *         directory); -EINVAL (not a regular file, or a content
  *         refused: empty, too long, a NUL or control byte, a leading
- *         '-') or the negative errno of stat, open or read (-EACCES,
- *         ...).  Thread-safe. */
+ *         '-'); -ENOTSUP without /proc mounted; or the negative
+ *         errno of open, fstat or read (-EACCES, ...).  Thread-safe. */
 int rbdx_quiesce_device_read (const char *path,
                               char buf[RBDX_QUIESCE_DEVICE_MAX + 1]);
 

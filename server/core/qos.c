@@ -29,6 +29,7 @@ struct rbdx_qos {
   struct limits cur;
   struct rbdx_qos_bucket b[RBDX_QOS_N];
   atomic_bool limited;             /* any limit: else no lock per request */
+  _Atomic uint64_t gen;            /* bumped by each apply */
 };
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -91,6 +92,7 @@ apply (struct rbdx_qos *q, const struct limits *l)
   int64_t now = (int64_t) rbdx_clock_ns ();
 
   q->cur = *l;
+  atomic_fetch_add (&q->gen, 1);
   for (int k = 0; k < RBDX_QOS_N; k++) {
     rbdx_qos_bucket_set (&q->b[k], l->limit[k], l->burst[k], l->burst_s[k],
                          now);
@@ -209,11 +211,34 @@ rbdx_qos_reserve (struct rbdx_qos *q, bool write, uint64_t bytes,
   return delay;
 }
 
+uint64_t
+rbdx_qos_generation (struct rbdx_qos *q)
+{
+  return q ? atomic_load (&q->gen) : 0;
+}
+
 int
 rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes,
                _Atomic uint64_t *waited_ns)
 {
+  uint64_t gen = rbdx_qos_generation (q);
   int64_t delay = rbdx_qos_reserve (q, write, bytes, waited_ns);
 
-  return delay > 0 ? rbdx_sleep_ns ((uint64_t) delay) : 0;
+  while (delay > 0) {
+    int64_t slice = delay < (int64_t) RBDX_QOS_RECHECK_NS
+                    ? delay : (int64_t) RBDX_QOS_RECHECK_NS;
+
+    if (rbdx_sleep_ns ((uint64_t) slice) < 0)
+      return -1;
+    delay -= slice;
+    if (delay > 0 && rbdx_qos_generation (q) != gen) {
+      /* New limits, new buckets: charged again under them. */
+      if (waited_ns)
+        atomic_fetch_sub_explicit (waited_ns, (uint64_t) delay,
+                                   memory_order_relaxed);
+      gen = rbdx_qos_generation (q);
+      delay = rbdx_qos_reserve (q, write, bytes, waited_ns);
+    }
+  }
+  return 0;
 }

@@ -193,28 +193,36 @@ rbdx_quiesce_device_read (const char *path,
                           char buf[RBDX_QUIESCE_DEVICE_MAX + 1])
 {
   char text[RBDX_QUIESCE_DEVICE_MAX + 2];
+  char self[32];
   struct stat st;
   size_t n = 0;
-  int fd, e = 0;
+  int fd = -1, pfd, e = 0;
 
   /* A regular file only, checked before the open: opening a FIFO or a
    * device can act (a FIFO's writer, a tape's rewind, a watchdog) and
    * its content is not one whole file (a FIFO gives what its writer
-   * wrote so far: a name cut short would pass as another DEVICE). */
-  if (stat (path, &st) < 0)
+   * wrote so far: a name cut short would pass as another DEVICE).  An
+   * O_PATH descriptor opens nothing (open(2)) and pins the inode that
+   * is checked; its /proc/self/fd link then opens that inode, whatever
+   * the name has been renamed to meanwhile. */
+  pfd = open (path, O_PATH | O_CLOEXEC);
+  if (pfd < 0)
     return errno == ENOENT ? 0 : -errno;
-  if (S_ISDIR (st.st_mode))
-    return -EISDIR;
-  if (!S_ISREG (st.st_mode))
-    return -EINVAL;
-  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0)
-    return errno == ENOENT ? 0 : -errno;
-  /* ... and still one when opened (replaced in between). */
-  if (fstat (fd, &st) < 0)
+  if (fstat (pfd, &st) < 0)
     e = errno;
+  else if (S_ISDIR (st.st_mode))
+    e = EISDIR;
   else if (!S_ISREG (st.st_mode))
     e = EINVAL;
+  if (!e) {
+    snprintf (self, sizeof self, "/proc/self/fd/%d", pfd);
+    fd = open (self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+      e = errno == ENOENT ? ENOTSUP : errno;     /* no /proc mounted */
+  }
+  close (pfd);
+  if (e)
+    return -e;
   while (!e && n < sizeof text) {
     ssize_t r = read (fd, text + n, sizeof text - n);
 

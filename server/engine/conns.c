@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -14,6 +15,22 @@
 #include "conns.h"
 #include "econn.h"
 #include "reader.h"
+
+/* Set once, when the engine stops (rbdx_engine_stop_all); read by every
+ * reader. */
+static atomic_bool stopping;
+
+bool
+econn_stopping (void)
+{
+  return atomic_load (&stopping);
+}
+
+void
+econn_set_stopping (void)
+{
+  atomic_store (&stopping, true);
+}
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct econn *reg;

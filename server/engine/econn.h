@@ -51,6 +51,9 @@ struct ereq {
                                  aio_done ends it */
   uint64_t due_ns;            /* delayed by QoS until then (CLOCK_MONOTONIC) */
   struct rbdx_ctx *target;    /* where a delayed request goes */
+  uint64_t qos_gen;           /* delayed under these limits
+                                 (rbdx_qos_generation) */
+  bool qos_write;             /* delayed as a write-type request */
   unsigned char *out;         /* reply: header (+ data for a read) */
   size_t out_len, out_off;
   unsigned char hdr[RBDX_NBD_REPLY_SIZE];
@@ -67,6 +70,7 @@ struct econn {
   struct ereq *out_head, *out_tail;
   struct ereq *deferred;
   struct ereq *delayed;       /* waiting for QoS, by due_ns; reader only */
+  uint64_t qos_seen;          /* rbdx_qos_generation run_due last saw */
   struct ereq *held, *held_tail;  /* writes held by a quiesce, in order;
                                      reader only */
   struct rbdx_quiesce_waiter qwait;  /* wakes the reader when they may go */

@@ -37,21 +37,6 @@
 #define WAIT_SLICE_MS 100
 #define STOP_GRACE_MS 5000
 
-/* Set once, when the engine stops (conns.c); read by every reader. */
-static atomic_bool stopping;
-
-bool
-econn_stopping (void)
-{
-  return atomic_load (&stopping);
-}
-
-void
-econn_set_stopping (void)
-{
-  atomic_store (&stopping, true);
-}
-
 /* Flushes owed for FUA (aio_done), submitted from the reader thread. */
 static void
 run_deferred (struct econn *ec)
@@ -246,11 +231,14 @@ run_held (struct econn *ec)
  * submitted by the reader when due; the reader never sleeps, so later
  * requests (a read behind a throttled write) and replies keep moving. */
 static void
-delay (struct econn *ec, struct ereq *rq, struct rbdx_ctx *ctx, int64_t ns)
+delay (struct econn *ec, struct ereq *rq, struct rbdx_ctx *ctx, int64_t ns,
+       bool write, uint64_t gen)
 {
   struct ereq **pp = &ec->delayed;
 
   rq->target = ctx;
+  rq->qos_write = write;
+  rq->qos_gen = gen;
   rq->due_ns = rbdx_clock_ns () + (uint64_t) ns;
   while (*pp && (*pp)->due_ns <= rq->due_ns)
     pp = &(*pp)->next;
@@ -258,14 +246,45 @@ delay (struct econn *ec, struct ereq *rq, struct rbdx_ctx *ctx, int64_t ns)
   *pp = rq;
 }
 
+/* New limits (rbdx_qos_generation): what waits under the old ones is
+ * reserved again, so a limit removed or raised lets it go now. */
+static void
+requeue_stale (struct econn *ec)
+{
+  struct rbdx_qos *q = ec->conn->qos;
+  uint64_t gen = rbdx_qos_generation (q), t = rbdx_clock_ns ();
+  struct ereq *rq, **pp = &ec->delayed, *stale = NULL, **tail = &stale;
+
+  ec->qos_seen = gen;
+  while ((rq = *pp))               /* in order: reserved again in order */
+    if (rq->qos_gen == gen)
+      pp = &rq->next;
+    else {
+      *pp = rq->next;
+      rq->next = NULL;
+      *tail = rq;
+      tail = &rq->next;
+    }
+  while ((rq = stale)) {
+    stale = rq->next;
+    if (rq->due_ns > t)      /* not waited: off the metrics */
+      atomic_fetch_sub (&ec->conn->metrics.qos_wait_ns, rq->due_ns - t);
+    delay (ec, rq, rq->target, rbdx_qos_reserve (q, rq->qos_write,
+           rq->aio.count, &ec->conn->metrics.qos_wait_ns), rq->qos_write, gen);
+  }
+}
+
 /* Submit the delayed requests that are due (all of them with @p all: the
  * connection ends, and what was accepted is carried out). */
 static void
 run_due (struct econn *ec, bool all)
 {
-  uint64_t t = ec->delayed ? rbdx_clock_ns () : 0;
   struct ereq *rq;
+  uint64_t t;
 
+  if (!all && ec->delayed && rbdx_qos_generation (ec->conn->qos) != ec->qos_seen)
+    requeue_stale (ec);
+  t = ec->delayed ? rbdx_clock_ns () : 0;
   while ((rq = ec->delayed) && (all || rq->due_ns <= t)) {
     ec->delayed = rq->next;
     submit (ec, rq, rq->target);
@@ -282,7 +301,10 @@ due_ms (const struct econn *ec)
   if (!ec->delayed)
     return -1;
   t = rbdx_clock_ns ();
+  /* At least every RBDX_QOS_RECHECK_NS: run_due sees new limits. */
   return ec->delayed->due_ns <= t ? 0
+         : ec->delayed->due_ns - t > RBDX_QOS_RECHECK_NS
+         ? (int) (RBDX_QOS_RECHECK_NS / 1000000)
          : (int) ((ec->delayed->due_ns - t + 999999) / 1000000);
 }
 
@@ -343,6 +365,7 @@ dispatch (struct econn *ec, struct ereq *rq, uint16_t type, uint64_t offset,
   struct rbdx_conn *c = ec->conn;
   bool write = type != RBDX_NBD_CMD_READ && type != RBDX_NBD_CMD_FLUSH;
   struct rbdx_ctx *ctx = type == RBDX_NBD_CMD_READ ? c->rctx : c->wctx;
+  uint64_t gen;
   int64_t wait;
   int e;
 
@@ -364,9 +387,10 @@ dispatch (struct econn *ec, struct ereq *rq, uint16_t type, uint64_t offset,
     econn_reply (rq, e);
     return;
   }
+  gen = rbdx_qos_generation (c->qos);
   wait = rbdx_qos_reserve (c->qos, write, count, &c->metrics.qos_wait_ns);
   if (wait > 0 && !econn_stopping ())
-    delay (ec, rq, ctx, wait);
+    delay (ec, rq, ctx, wait, write, gen);
   else
     submit (ec, rq, ctx);
 }
