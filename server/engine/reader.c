@@ -1,16 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/engine/reader.c: what the reader thread of an engine
- * connection runs (reader.h).
- *
- * A reader thread per connection reads what the socket has, parses every
- * complete request in its buffer and submits each with rbdx_ctx_aio
- * (a request QoS must delay is kept and submitted when due: the reader
- * never sleeps); the replies are written by librbd's callback (reply.c),
- * and what the socket did not take then is written here.  When the
- * client disconnects, the socket fails or the engine stops, the reader
- * waits until every request in flight was answered, then closes the
- * connection.
- */
+/* server/engine/reader.c: the reader thread of an engine connection
+ * (reader.h).  It parses every complete request in its buffer and submits
+ * each with rbdx_ctx_aio (one QoS must delay is kept and submitted when
+ * due: the reader never sleeps); librbd's callback writes the replies
+ * (reply.c), and what the socket did not take then is written here.  At
+ * a disconnect, a socket failure or the engine's stop it waits until
+ * every request in flight was answered, then closes the connection. */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -536,13 +531,9 @@ econn_reader (void *arg)
     memmove (buf, buf + off, have - off);
     have -= off;
     off = 0;
-    /* The last recv emptied the socket and at most one request is in
-     * flight: a client at queue depth 1 waits for that reply before it
-     * sends again, so the socket is empty still.  Poll first, which
-     * saves the recv that would return EAGAIN (two system calls a
-     * request instead of three).  With more in flight the client sends
-     * as replies reach it, and recv comes first as before (PERF.md,
-     * "The reader's EAGAIN"). */
+    /* Socket emptied, at most one request in flight: a QD1 client
+     * waits for its reply, so poll first and save the recv that would
+     * return EAGAIN (PERF.md, "The reader's EAGAIN"). */
     if (drained && inflight <= 1) {
       drained = false;
       go = wait_io (ec, true, due_ms (ec));
