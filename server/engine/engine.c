@@ -487,13 +487,14 @@ serve (struct engine *e)
   rbdx_debug ("rbdx-engine: serving %s", e->opts.spec.image);
 
   for (;;) {
-    struct pollfd p[3] = {
+    struct pollfd p[4] = {
       { .fd = sfd, .events = POLLIN },
       { .fd = cfd, .events = POLLIN },
       { .fd = ofd, .events = POLLIN },
+      { .fd = rbdx_engine_reap_fd (), .events = POLLIN },   /* conns.h */
     };
 
-    if (poll (p, 3, -1) < 0) {
+    if (poll (p, 4, -1) < 0) {
       if (errno == EINTR)
         continue;
       break;
@@ -504,6 +505,8 @@ serve (struct engine *e)
       accept_client (e, cfd, true);
     if (p[2].revents & POLLIN)
       accept_client (e, ofd, false);
+    if (p[3].revents & POLLIN)
+      rbdx_engine_reap ();
   }
   rbdx_debug ("rbdx-engine: stopping");
   unlisten (cfd, e->control);
