@@ -11,29 +11,13 @@
 #include "rbdx/cluster.h"
 #include "rbdx/errors.h"
 #include "rbdx/log.h"
+#include "rbdx/printable.h"
 #include "exports.h"
 
 const char *
 rbdx_export_describe (const char *name)
 {
   return nbdkit_printf_intern ("Ceph RBD image %s", name);
-}
-
-const char *
-rbdx_printable (const char *in, char *out, size_t len)
-{
-  size_t o = 0;
-
-  for (; *in && o + 5 < len; in++) {
-    unsigned char c = *in;
-
-    if (c < 0x20 || c == 0x7f || c == '\\')
-      o += snprintf (out + o, len - o, "\\x%02x", c);
-    else
-      out[o++] = c;
-  }
-  out[o] = '\0';
-  return out;
 }
 
 /* Does "POOL/[NS/]NAME" parse back to exactly this image?  Not when
@@ -103,7 +87,7 @@ int
 rbdx_exports_list (const struct rbdx_options *o, const char *canon,
                    struct nbdkit_exports *exports)
 {
-  char err[512];
+  char err[512], shown[4 * sizeof err];
   rados_ioctx_t io;
   rados_t c;
   int r;
@@ -125,7 +109,7 @@ rbdx_exports_list (const struct rbdx_options *o, const char *canon,
     rados_shutdown (c);
   }
   if (r < 0) {
-    nbdkit_error ("rbdx: %s", err);
+    nbdkit_error ("rbdx: %s", rbdx_printable (err, shown, sizeof shown));
     return -1;
   }
   return 0;

@@ -37,12 +37,6 @@ int rbdx_exports_list (const struct rbdx_options *o, const char *canon,
 int rbdx_export_resolve (const struct rbdx_options *o, const char *canon,
                          const char *name, struct rbdx_spec *spec);
 
-/** @p in for a log line, written into @p out (@p len bytes, at least
- * 1; truncated to fit): control characters and '\\' as \xHH, so that a
- * hostile name can neither split nor forge a line.
- * @return @p out.  Thread-safe. */
-const char *rbdx_printable (const char *in, char *out, size_t len);
-
 /** "Ceph RBD image NAME", interned for the connection's lifetime. */
 const char *rbdx_export_describe (const char *name);
 

@@ -12,7 +12,8 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "exports.h"
+#include "rbdx/printable.h"
+
 #include "peer.h"
 
 /* Append to @buf, which holds @*used bytes of @len (truncating). */

@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -43,6 +44,7 @@
 #include "rbdx/export.h"
 #include "rbdx/metrics.h"
 #include "rbdx/options.h"
+#include "rbdx/printable.h"
 #include "rbdx/request.h"
 #include "rbdx/writer.h"
 #include "exports.h"
@@ -93,6 +95,7 @@ rbdx_cleanup (void)
 static int
 rbdx_after_fork (void)
 {
+  char shown[4 * PATH_MAX];
   int r;
 
   budget.max = opts.max_connections ? opts.max_connections
@@ -103,7 +106,8 @@ rbdx_after_fork (void)
   r = rbdx_metrics_start (opts.metrics_file, opts.metrics_interval);
   if (r < 0) {
     nbdkit_error ("rbdx: metrics_file=%s: cannot start its writer: %s",
-                  opts.metrics_file, strerror (-r));
+                  rbdx_printable (opts.metrics_file, shown, sizeof shown),
+                  strerror (-r));
     return -1;
   }
   return 0;
@@ -115,7 +119,7 @@ rbdx_after_fork (void)
 static int
 rbdx_config (const char *key, const char *value)
 {
-  char err[512], *abs = NULL;
+  char err[512], shown[4 * sizeof err], *abs = NULL;
   int r;
 
   if (rbdx_options_wants_absolute (key, value)) {
@@ -130,7 +134,7 @@ rbdx_config (const char *key, const char *value)
   if (r == -ENOMEM)
     nbdkit_error ("rbdx: out of memory");
   else if (r < 0)
-    nbdkit_error ("rbdx: %s", err);
+    nbdkit_error ("rbdx: %s", rbdx_printable (err, shown, sizeof shown));
   return r < 0 ? -1 : 0;
 }
 
@@ -139,10 +143,10 @@ rbdx_config (const char *key, const char *value)
 static int
 rbdx_config_complete (void)
 {
-  char err[512];
+  char err[512], shown[4 * sizeof err];
 
   if (rbdx_export_configure (&opts, err, sizeof err) < 0) {
-    nbdkit_error ("rbdx: %s", err);
+    nbdkit_error ("rbdx: %s", rbdx_printable (err, shown, sizeof shown));
     return -1;
   }
   if (opts.spec.image)
@@ -155,17 +159,18 @@ rbdx_config_complete (void)
 static int
 rbdx_get_ready (void)
 {
-  char err[512];
+  char err[512], shown[4 * PATH_MAX];
   int r;
 
   /* Written again after the fork by the metrics thread (.after_fork). */
   if (opts.metrics_file && (r = rbdx_metrics_check (opts.metrics_file)) < 0) {
     nbdkit_error ("rbdx: metrics_file=%s: cannot be written: %s",
-                  opts.metrics_file, strerror (-r));
+                  rbdx_printable (opts.metrics_file, shown, sizeof shown),
+                  strerror (-r));
     return -1;
   }
   if (rbdx_export_probe (&opts, err, sizeof err) < 0) {
-    nbdkit_error ("rbdx: %s", err);
+    nbdkit_error ("rbdx: %s", rbdx_printable (err, shown, sizeof shown));
     return -1;
   }
   return 0;
@@ -222,7 +227,7 @@ rbdx_open (int readonly)
   r = rbdx_conn_open (&opts, &spec, rbdx_options_pin (&opts), readonly,
                       &conn, err, sizeof err);
   if (r < 0) {
-    char name[RBDX_SPEC_MAX + 1], tail[80];
+    char name[RBDX_SPEC_MAX + 1], tail[80], shown[4 * sizeof err];
 
     /* The whole reason is for the server's log only: it can name the
      * cluster, the cephx id, monitor addresses and file paths.  nbdkit
@@ -233,7 +238,8 @@ rbdx_open (int readonly)
      * (rate-limited as one). */
     rbdx_spec_format (&spec, name, sizeof name);
     if (rbdx_log_limit_take (&open_failures, tail, sizeof tail)) {
-      nbdkit_error ("rbdx: %s%s", err, tail);
+      nbdkit_error ("rbdx: %s%s", rbdx_printable (err, shown, sizeof shown),
+                    tail);
       nbdkit_error ("rbdx: export '%s' cannot be served now: %s (the "
                     "server's log has the reason)", name, strerror (-r));
     }

@@ -38,6 +38,7 @@
  *               for them, never in librbd's callback
  *   rbdx/identity.h  pool id / namespace / image id / snapshot id
  *   clock.h     the monotonic clock every part reads (header only)
+ *   printable.h a value from outside escaped for a log line (pure)
  *
  * Thread-safety and ownership are stated in each header.  A host that
  * forks must do so before the first rados_connect (cluster.h).

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rbdx/log.h"
+#include "rbdx/printable.h"
 
 #include "rbdx/conn.h"
 
@@ -189,13 +190,14 @@ rbdx_conn_probe (const struct rbdx_options *o, const struct rbdx_spec *spec,
    * but it is said now, at error level, not only at the first refusal. */
   r = rbdx_ctx_check_access (ctx, o, false, err, errlen);
   if (r == 0 && ctx->ident.snap_id == RBDX_NOSNAP) {
-    char werr[512];
+    char werr[512], shown[4 * sizeof werr];
     int w = rbdx_ctx_check_access (ctx, o, true, werr, sizeof werr);
 
     if (w == -EPERM || w == -EACCES)
       rbdx_error ("rbdx: %s; every connection that may write will be "
                   "refused (serve it read-only: nbdkit -r, or give the "
-                  "id write rights)", werr);
+                  "id write rights)", rbdx_printable (werr, shown,
+                                                       sizeof shown));
   }
   if (r == 0 && o->exclusive && ctx->ident.snap_id == RBDX_NOSNAP &&
       !(ctx->features & RBD_FEATURE_EXCLUSIVE_LOCK)) {

@@ -14,6 +14,7 @@
 #include "rbdx/cluster.h"
 #include "rbdx/ctx.h"
 #include "rbdx/imageconf.h"
+#include "rbdx/printable.h"
 #include "rbdx/qos.h"
 #include "rbdx/sizefile.h"
 
@@ -404,10 +405,14 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
                           ctx->name, &ctx->cur_size);
     }
   }
-  else if (ctx->ident.snap_id != RBDX_NOSNAP)
+  else if (ctx->ident.snap_id != RBDX_NOSNAP) {
+    char shown[1024];
+
     rbdx_debug ("rbdx: %s: opened read-only (client.%s may not watch the "
                   "image header): a removal of the snapshot is not noticed",
-                  ctx->name, rbdx_options_id (o));
+                  ctx->name, rbdx_printable (rbdx_options_id (o), shown,
+                                             sizeof shown));
+  }
 
 out:
   *out = ctx;

@@ -14,6 +14,7 @@
 
 #include "rbdx/clock.h"
 #include "rbdx/metrics.h"
+#include "rbdx/printable.h"
 #include "rbdx/spec.h"
 
 _Atomic uint64_t rbdx_writer_opens, rbdx_writer_fences;
@@ -424,8 +425,10 @@ write_file (void)
       r = -errno;
   }
   if (r < 0) {
-    rbdx_debug ("rbdx: cannot write metrics_file=%s: %s", path,
-                strerror (-r));
+    char shown[2048];
+
+    rbdx_debug ("rbdx: cannot write metrics_file=%s: %s",
+                rbdx_printable (path, shown, sizeof shown), strerror (-r));
     unlink (tmp);
   }
   free (text);

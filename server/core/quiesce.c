@@ -15,6 +15,7 @@
 
 #include "rbdx/clock.h"
 #include "rbdx/log.h"
+#include "rbdx/printable.h"
 #include "rbdx/quiesce-hook.h"
 #include "rbdx/quiesce-run.h"
 #include "rbdx/quiesce.h"
@@ -97,7 +98,7 @@ round_device (struct rbdx_quiesce *q)
     r = rbdx_quiesce_device_read (q->device_file, q->devbuf);
   if (r < 0) {
     struct stat st;
-    char why[64];
+    char why[64], shown[2048];
 
     /* Replaced since the start by something else than a file: say what. */
     if ((r == -EINVAL || r == -EISDIR) && stat (q->device_file, &st) == 0 &&
@@ -109,7 +110,7 @@ round_device (struct rbdx_quiesce *q)
                 ? "not a device name in a regular file" : strerror (-r));
     rbdx_error ("rbdx: quiesce: quiesce_device_file=%s: %s: failing the "
                 "snapshot rather than not freezing its filesystem",
-                q->device_file, why);
+                rbdx_printable (q->device_file, shown, sizeof shown), why);
     return -EIO;
   }
   if (r == 1)
@@ -430,6 +431,7 @@ rbdx_quiesce_join (const struct rbdx_options *o, struct rbdx_ctx *ctx,
 {
   struct rbdx_quiesce_member *m;
   struct rbdx_quiesce *q = NULL;
+  char shown[2048];
   int r;
 
   *out = NULL;
@@ -466,7 +468,8 @@ rbdx_quiesce_join (const struct rbdx_options *o, struct rbdx_ctx *ctx,
     return r;
   }
   rbdx_debug ("rbdx: %s: quiesce watch %" PRIu64 " registered, hook %s %s",
-              ctx->name, m->handle, q->hook, q->device);
+              ctx->name, m->handle, rbdx_printable (q->hook, shown,
+                                                    sizeof shown), q->device);
   *out = m;
   return 0;
 }

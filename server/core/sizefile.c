@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "rbdx/log.h"
+#include "rbdx/printable.h"
 
 #include "rbdx/sizefile.h"
 
@@ -18,7 +19,7 @@ static void
 publish_locked (const char *path)
 {
   uint64_t min = UINT64_MAX;
-  char tmp[4200];
+  char tmp[4200], shown[2048];
   FILE *f;
   int bad;
 
@@ -32,13 +33,15 @@ publish_locked (const char *path)
   snprintf (tmp, sizeof tmp, "%s.%ld.%lu", path, (long) getpid (), ++size_seq);
   f = fopen (tmp, "we");
   if (!f) {
-    rbdx_debug ("rbdx: cannot write size_file=%s: %m", path);
+    rbdx_debug ("rbdx: cannot write size_file=%s: %m",
+                rbdx_printable (path, shown, sizeof shown));
     return;
   }
   bad = fprintf (f, "%" PRIu64 "\n", min) < 0;
   bad |= fclose (f) == EOF;
   if (bad || rename (tmp, path) == -1) {
-    rbdx_debug ("rbdx: cannot write size_file=%s: %m", path);
+    rbdx_debug ("rbdx: cannot write size_file=%s: %m",
+                rbdx_printable (path, shown, sizeof shown));
     unlink (tmp);
   }
 }
@@ -55,9 +58,13 @@ rbdx_size_register (struct rbdx_size_entry *e, const char *path,
   e->name = name;
   e->cur_size = cur_size;
   pthread_mutex_lock (&size_lock);
-  if (entries && !rbdx_ident_equal (&entries->ident, ident))
+  if (entries && !rbdx_ident_equal (&entries->ident, ident)) {
+    char shown[2048];
+
     rbdx_debug ("rbdx: %s is another image than the one size_file=%s "
-                  "describes: not published", name, path);
+                  "describes: not published", name,
+                rbdx_printable (path, shown, sizeof shown));
+  }
   else {
     e->next = entries;
     entries = e;

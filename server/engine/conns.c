@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* server/engine/conns.c: the engine's open connections (conns.h), a
  * registry of struct econn (econn.h): each is served by its reader
- * thread (reader.c); finished ones are joined and freed when the next
- * connection starts, and all of them at the end.
+ * thread (reader.c); a finished one is joined and freed as soon as the
+ * main loop sees done_fd (when no new connection comes: else its thread
+ * and stack would stay until one did), when the next connection starts,
+ * and all of them at the end.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -34,6 +36,9 @@ econn_set_stopping (void)
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct econn *reg;
+/* Counts threads that finished serving (eventfd); made by the main loop
+ * before it serves, so before any reader thread starts. */
+static int done_fd = -1;
 
 unsigned
 rbdx_engine_open_count (void)
@@ -72,6 +77,35 @@ reap (bool all)
 }
 
 int
+rbdx_engine_reap_fd (void)
+{
+  if (done_fd < 0)
+    done_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  return done_fd;
+}
+
+void
+rbdx_engine_reap (void)
+{
+  eventfd_t n;
+
+  if (done_fd >= 0)
+    eventfd_read (done_fd, &n);
+  reap (false);
+}
+
+/* A connection's thread: the reader, then a word to the main loop.  The
+ * struct econn may be freed by reap as soon as the reader returned. */
+static void *
+serve_thread (void *ec)
+{
+  econn_reader (ec);
+  if (done_fd >= 0)
+    eventfd_write (done_fd, 1);
+  return NULL;
+}
+
+int
 rbdx_engine_serve (int fd, struct rbdx_conn *conn)
 {
   struct econn *ec;
@@ -93,7 +127,7 @@ rbdx_engine_serve (int fd, struct rbdx_conn *conn)
   pthread_mutex_lock (&reg_lock);
   /* Under reg_lock: stop_all sets stopping under it before it reaps. */
   r = econn_stopping () ? -ESHUTDOWN
-      : -pthread_create (&ec->thread, NULL, econn_reader, ec);
+      : -pthread_create (&ec->thread, NULL, serve_thread, ec);
   if (r == 0) {
     ec->next = reg;
     reg = ec;

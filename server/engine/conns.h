@@ -17,6 +17,17 @@
  *         @p conn was taken).  Thread-safe. */
 int rbdx_engine_serve (int fd, struct rbdx_conn *conn);
 
+/** A descriptor (an eventfd, made at the first call; -1 if it cannot
+ * be) that becomes readable when a connection's thread finished: the
+ * main loop polls it and then calls rbdx_engine_reap, so a finished
+ * thread is joined without waiting for the next connection.  Call it
+ * first before serving; not thread-safe against that first call. */
+int rbdx_engine_reap_fd (void);
+
+/** Join and free the connections whose thread finished (reading the
+ * descriptor of rbdx_engine_reap_fd empty).  Thread-safe. */
+void rbdx_engine_reap (void);
+
 /** Connections being served now.  Thread-safe. */
 unsigned rbdx_engine_open_count (void);
 

@@ -53,6 +53,7 @@
 #include "rbdx/log.h"
 #include "rbdx/metrics.h"
 #include "rbdx/options.h"
+#include "rbdx/printable.h"
 #include "rbdx/request.h"
 
 #include "common/control.h"
@@ -96,7 +97,7 @@ static int
 set_param (struct engine *e, const char *arg)
 {
   const char *eq = strchr (arg, '=');
-  char key[128], err[512], cwd[PATH_MAX], *abs = NULL;
+  char key[128], err[512], shown[2048], cwd[PATH_MAX], *abs = NULL;
   const char *value;
   int r;
 
@@ -106,7 +107,8 @@ set_param (struct engine *e, const char *arg)
   }
   else {
     if ((size_t) (eq - arg) >= sizeof key) {
-      rbdx_error ("rbdx-engine: parameter '%s': key too long", arg);
+      rbdx_error ("rbdx-engine: parameter '%s': key too long",
+                  rbdx_printable (arg, shown, sizeof shown));
       return -1;
     }
     memcpy (key, arg, (size_t) (eq - arg));
@@ -116,8 +118,8 @@ set_param (struct engine *e, const char *arg)
   if (rbdx_options_wants_absolute (key, value)) {
     if (!getcwd (cwd, sizeof cwd) ||
         asprintf (&abs, "%s/%s", cwd, value) < 0) {
-      rbdx_error ("rbdx-engine: %s=%s: cannot make the path absolute", key,
-                  value);
+      rbdx_error ("rbdx-engine: %s: cannot make the path absolute",
+                  rbdx_printable (arg, shown, sizeof shown));
       return -1;
     }
     value = abs;
@@ -125,7 +127,8 @@ set_param (struct engine *e, const char *arg)
   r = rbdx_options_set (&e->opts, key, value, err, sizeof err);
   free (abs);
   if (r < 0) {
-    rbdx_error ("rbdx-engine: %s", r == -ENOMEM ? "out of memory" : err);
+    rbdx_error ("rbdx-engine: %s", r == -ENOMEM ? "out of memory"
+                : rbdx_printable (err, shown, sizeof shown));
     return -1;
   }
   return 0;
@@ -136,7 +139,7 @@ set_param (struct engine *e, const char *arg)
 static int
 prepare (struct engine *e)
 {
-  char err[512];
+  char err[512], shown[2048];
   int r;
 
   if (e->opts.pool || !e->opts.spec.image) {
@@ -158,14 +161,15 @@ prepare (struct engine *e)
     r = rbdx_metrics_start (e->opts.metrics_file, e->opts.metrics_interval);
     if (r < 0) {
       rbdx_error ("rbdx-engine: metrics_file=%s: cannot start its writer: %s",
-                  e->opts.metrics_file, strerror (-r));
+                  rbdx_printable (e->opts.metrics_file, shown, sizeof shown),
+                  strerror (-r));
       return -1;
     }
   }
   return 0;
 
 fail:
-  rbdx_error ("rbdx-engine: %s", err);
+  rbdx_error ("rbdx-engine: %s", rbdx_printable (err, shown, sizeof shown));
   return -1;
 }
 
@@ -483,13 +487,14 @@ serve (struct engine *e)
   rbdx_debug ("rbdx-engine: serving %s", e->opts.spec.image);
 
   for (;;) {
-    struct pollfd p[3] = {
+    struct pollfd p[4] = {
       { .fd = sfd, .events = POLLIN },
       { .fd = cfd, .events = POLLIN },
       { .fd = ofd, .events = POLLIN },
+      { .fd = rbdx_engine_reap_fd (), .events = POLLIN },   /* conns.h */
     };
 
-    if (poll (p, 3, -1) < 0) {
+    if (poll (p, 4, -1) < 0) {
       if (errno == EINTR)
         continue;
       break;
@@ -500,6 +505,8 @@ serve (struct engine *e)
       accept_client (e, cfd, true);
     if (p[2].revents & POLLIN)
       accept_client (e, ofd, false);
+    if (p[3].revents & POLLIN)
+      rbdx_engine_reap ();
   }
   rbdx_debug ("rbdx-engine: stopping");
   unlisten (cfd, e->control);

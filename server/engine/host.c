@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "rbdx/log.h"
+#include "rbdx/printable.h"
 
 #include "host.h"
 #include "reader.h"
@@ -26,15 +27,17 @@ rbdx_engine_verbose (bool on)
 static void
 vlog (const char *level, const char *fmt, va_list ap)
 {
-  char when[32], line[2048];
+  char when[32], line[2048], shown[4 * sizeof line];
   time_t t = time (NULL);
   struct tm tm;
 
   strftime (when, sizeof when, "%Y-%m-%dT%H:%M:%S", localtime_r (&t, &tm));
   vsnprintf (line, sizeof line, fmt, ap);
-  /* One write per line, so lines of several threads do not mix. */
+  /* One write per line, so lines of several threads do not mix; a
+   * control character a value brought is escaped even where its caller
+   * did not (those that did are unchanged: rbdx/printable.h). */
   dprintf (2, "%s rbdx-engine[%ld]: %s%s\n", when, (long) getpid (), level,
-           line);
+           rbdx_printable_line (line, shown, sizeof shown));
 }
 
 void

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "rbdx/log.h"
+#include "rbdx/printable.h"
 
 #include "listen.h"
 
@@ -25,10 +26,12 @@ rbdx_engine_listen (const char *path, int type)
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   struct stat st;
+  char shown[2048];
   int fd;
 
+  rbdx_printable (path, shown, sizeof shown);
   if (strlen (path) >= sizeof sa.sun_path) {
-    rbdx_error ("rbdx-engine: socket path too long: %s", path);
+    rbdx_error ("rbdx-engine: socket path too long: %s", shown);
     return -1;
   }
   strcpy (sa.sun_path, path);
@@ -39,22 +42,22 @@ rbdx_engine_listen (const char *path, int type)
   }
   if (fchmod (fd, 0600) < 0 ||
       bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0) {
-    rbdx_error ("rbdx-engine: cannot listen on %s: %m", path);
+    rbdx_error ("rbdx-engine: cannot listen on %s: %m", shown);
     close (fd);
     return -1;
   }
   /* bind made the file: from here a failure removes it. */
   if (lstat (path, &st) < 0) {
-    rbdx_error ("rbdx-engine: %s: %m", path);
+    rbdx_error ("rbdx-engine: %s: %m", shown);
     goto fail;
   }
   if ((st.st_mode & 077) != 0) {
     rbdx_error ("rbdx-engine: %s: the socket was created with mode %04o, "
-                "not 0600", path, (unsigned) (st.st_mode & 07777));
+                "not 0600", shown, (unsigned) (st.st_mode & 07777));
     goto fail;
   }
   if (listen (fd, 64) < 0) {
-    rbdx_error ("rbdx-engine: cannot listen on %s: %m", path);
+    rbdx_error ("rbdx-engine: cannot listen on %s: %m", shown);
     goto fail;
   }
   return fd;

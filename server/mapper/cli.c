@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rbdx/printable.h"
+
 #include "cli.h"
 #include "common/limits.h"
 #include "params.h"
@@ -30,15 +32,20 @@ cli_set_personality (const char *name, bool one_status)
   one_failure_status = one_status;
 }
 
+/* The message holds values from outside (arguments, file names, what
+ * the engine answered): printed whole through rbdx_printable_line, so
+ * none can split or forge a line; our wording has no byte it escapes. */
 void
 die (int status, const char *fmt, ...)
 {
+  char msg[4096], shown[4 * sizeof msg];
   va_list ap;
-  fprintf (stderr, "%s: ", prog);
+
   va_start (ap, fmt);
-  vfprintf (stderr, fmt, ap);
+  vsnprintf (msg, sizeof msg, fmt, ap);
   va_end (ap);
-  fputc ('\n', stderr);
+  fprintf (stderr, "%s: %s\n", prog,
+           rbdx_printable_line (msg, shown, sizeof shown));
   exit (one_failure_status && status ? RBDX_NBD_EXIT_FAILURE : status);
 }
 

@@ -31,7 +31,10 @@ struct cli {
   int nargs;
 };
 
-/** Print "rbdx: " and the message to stderr, exit with @p status. */
+/** Print "rbdx: " and the message to stderr, exit with @p status.
+ *  The message (at most 4095 bytes) goes through rbdx_printable_line
+ *  (its control characters as \xHH), so values from outside may be
+ *  passed raw. */
 void __attribute__ ((noreturn, format (printf, 2, 3)))
 die (int status, const char *fmt, ...);
 

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rbdx/printable.h"
+
 #include "cli.h"
 #include "common/limits.h"
 #include "nbd-compat.h"
@@ -213,6 +215,7 @@ int
 main (int argc, char **argv)
 {
   struct cli c;
+  char shown[1024];
   const char *base = argc > 0 ? strrchr (argv[0], '/') : NULL;
 
   /* The rbd-nbd personality (nbd-compat.h): entered by that name, or as
@@ -255,7 +258,8 @@ main (int argc, char **argv)
       return r;
     }
   cli_free (&c);
-  fprintf (stderr, "rbdx: unknown command '%s'\n", argv[1]);
+  fprintf (stderr, "rbdx: unknown command '%s'\n",
+           rbdx_printable (argv[1], shown, sizeof shown));
   usage (stderr);
   return 2;
 }

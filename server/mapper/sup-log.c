@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "rbdx/clock.h"
+#include "rbdx/printable.h"
 
 #include "sup.h"
 
@@ -28,17 +29,19 @@ sleep_s (double s)
 void
 logmsg (const char *fmt, ...)
 {
-  char when[32];
+  char when[32], msg[4096], shown[4 * sizeof msg];
   time_t t = time (NULL);
   struct tm tm;
   va_list ap;
 
   strftime (when, sizeof when, "%Y-%m-%dT%H:%M:%S", localtime_r (&t, &tm));
-  fprintf (stderr, "%s rbdx[%ld]: ", when, (long) getpid ());
   va_start (ap, fmt);
-  vfprintf (stderr, fmt, ap);
+  vsnprintf (msg, sizeof msg, fmt, ap);
   va_end (ap);
-  fputc ('\n', stderr);
+  /* Whole through rbdx_printable_line, as die() does: values from
+   * outside (targets, paths, the engine's answers) cannot split a line. */
+  fprintf (stderr, "%s rbdx[%ld]: %s\n", when, (long) getpid (),
+           rbdx_printable_line (msg, shown, sizeof shown));
   fflush (stderr);
 }
 

@@ -71,7 +71,8 @@ struct sup {
 double now (void);
 /** Sleep @p s seconds (signals may cut it short). */
 void sleep_s (double s);
-/** One timestamped line to stderr (the supervisor's log). */
+/** One timestamped line to stderr (the supervisor's log); the message
+ *  (at most 4095 bytes) escaped as die() does (cli.h). */
 void __attribute__ ((format (printf, 1, 2))) logmsg (const char *fmt, ...);
 /** A message for the negative errno @p e of a netlink command. */
 const char *errno_text (int e);

@@ -5,6 +5,10 @@
 #       nbdkit must exit non-zero before serving: its --run command never
 #       runs (a marker file stays absent), stderr holds exactly one
 #       "error:" line, and that line contains every WORD (fixed strings).
+#   refused_unsplit WORD... -- [NBDKIT-OPTIONS...] PLUGIN-ARGS...
+#       as refused, for arguments holding $HOSTILE (a newline and an ESC
+#       sequence): stderr has no ESC byte, no line starting with the
+#       text after the newline, and the escaped form \x0a.
 #   served CMD -- [NBDKIT-OPTIONS...] PLUGIN-ARGS...
 #       nbdkit must start and CMD (run by --run, with $uri set) must
 #       succeed.
@@ -53,6 +57,17 @@ refused() {
     grep 'error:' "$errf" | grep -qF -- "$w" ||
       fail "nbdkit rbdx $*: the error does not say '$w': $(cat "$errf")"
   done
+}
+
+HOSTILE=$'x\nFORGED\e[31m'
+refused_unsplit() {
+  local errf="$CFG_SCRATCH/stderr"
+
+  refused "$@"
+  ! grep -q $'\e' "$errf" || fail "a raw ESC byte in: $(cat -A "$errf")"
+  ! grep -q '^FORGED' "$errf" || fail "a message was split: $(cat -A "$errf")"
+  grep -qF 'x\x0aFORGED\x1b[31m' "$errf" ||
+    fail "the value is not shown escaped: $(cat -A "$errf")"
 }
 
 served() {

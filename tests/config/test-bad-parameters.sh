@@ -5,7 +5,10 @@
 # value, an image= outside pool=, a malformed ceph.NAME, a metrics_file=
 # that cannot be written) make nbdkit
 # exit non-zero before serving, with one error that names the key and
-# value (nbdkit-rbdx-plugin.pod, PARAMETERS).  Positive controls: every
+# value (nbdkit-rbdx-plugin.pod, PARAMETERS); a value holding a newline
+# and an ESC sequence (conf=, keyring=, id=, image=, pool=,
+# quiesce_hook=, size_file=, metrics_file=, exclusive=) is shown escaped
+# (\x0a, \x1b) on that one line.  Positive controls: every
 # accepted completion= and writers= value and exclusive=false serve, and
 # a repeated ceph.NAME is allowed (the later value wins, so a bad value
 # followed by a good one serves).
@@ -57,6 +60,21 @@ refused "ceph.a.b" "no spaces or dots" -- "$img" ceph.a.b=1
 # A metrics_file= that cannot be written (a directory, a missing one).
 refused "metrics_file=$CFG_SCRATCH" "Is a directory" -- "$img" "metrics_file=$CFG_SCRATCH"
 refused "metrics_file=" "/nonexistent" "No such file" -- "$img" metrics_file=/nonexistent/m.prom
+
+# Values with a newline and an escape sequence: the error names the key
+# and shows the value escaped, on one line, without the ESC byte.
+h=$HOSTILE
+refused_unsplit "conf='/nonexistent/x" "cannot read it" -- "$img" "conf=/nonexistent/$h"
+refused_unsplit "keyring='/nonexistent/x" -- "$img" "keyring=/nonexistent/$h"
+refused_unsplit "id='client.x" "without the 'client.' prefix" -- "$img" "id=client.$h"
+refused_unsplit "image='rbd/i" "control character" -- "image=rbd/i$h"
+refused_unsplit "pool='rbdx" "control character" -- "pool=rbd$h"
+refused_unsplit "quiesce hook '/nonexistent/x" "No such file" -- "$img" quiesce=true \
+  "quiesce_hook=/nonexistent/$h"
+refused_unsplit "size_file='/nonexistent/x" "cannot write in" -- "$img" "size_file=/nonexistent/$h"
+refused_unsplit "metrics_file='/nonexistent/x" "No such file" -- "$img" \
+  "metrics_file=/nonexistent/$h/m.prom"
+refused_unsplit "exclusive='x" "true or false" -- "$img" "exclusive=$h"
 
 # Positive controls.
 for mode in callback auto io_uring poll eventfd; do

@@ -38,6 +38,12 @@
 # test hook in a missing directory, or at a path a file holds: exit 1
 # with a message naming the path, the control socket removed, the file
 # found there kept (the engine removes only what it created).
+# Part 6: a client that connects and goes away: the engine's threads and
+# eventfds return to their idle count without another connection (its
+# finished thread is joined at once, conns.h rbdx_engine_reap_fd).
+# Part 7: parameter values and a control path holding a newline and an
+# ESC sequence: exit 1, the message names the key (or path) and shows
+# the value escaped on one line, without the ESC byte.
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 d=$(tmpdir)
@@ -343,4 +349,64 @@ rc=0; timeout 120 "$engine" --control "$d/ctl-taken.sock" "$img" 2>"$d/ctl-taken
 [ "$rc" -eq 1 ] && grep -qF "$d/ctl-taken.sock" "$d/ctl-taken.log" ||
   fail "a control path held by a file: exit $rc: $(cat "$d/ctl-taken.log")"
 [ "$(cat "$d/ctl-taken.sock")" = keep ] || fail "the file at the control path was touched"
+
+say "part 6: a finished connection is reaped without another"
+"$engine" --control "$d/rp.sock" --oldstyle "$d/rpo.sock" "$img" 2>>"$d/rp.log" &
+echo $! >"$d/rp.pid"; echo "$d/rp.pid" >>"$_state/pidfiles"
+wait_for 20 test -S "$d/rpo.sock" || fail "no engine: $(cat "$d/rp.log")"
+OLD="$d/rpo.sock" PID=$(cat "$d/rp.pid") python3 - <<'PY' ||
+import os, time
+from nbd import *
+pid = int(os.environ["PID"])
+def state():
+    # Threads, and eventfds: each connection's own is closed only when
+    # its thread is joined (a thread that exited unjoined is already
+    # gone from /proc/PID/task, so the threads alone cannot tell).
+    fds = []
+    for f in os.listdir("/proc/%d/fd" % pid):
+        try:
+            fds.append(os.readlink("/proc/%d/fd/%s" % (pid, f)))
+        except FileNotFoundError:
+            pass
+    return len(os.listdir("/proc/%d/task" % pid)), fds.count("anon_inode:[eventfd]")
+def until(what, pred):
+    deadline = time.monotonic() + 30
+    while not pred(state()):
+        assert time.monotonic() < deadline, (what, idle, state())
+        time.sleep(0.05)
+idle = state()
+s = conn(os.environ["OLD"])
+until("the connection's thread never started", lambda st: st[0] > idle[0] and st[1] > idle[1])
+print("idle (threads, eventfds) %s, serving %s" % (idle, state()))
+s.close()
+until("the finished connection was not reaped", lambda st: st == idle)
+print("back to %s without another connection" % (state(),))
+PY
+  fail "a finished connection stayed until the next one: $(tail -3 "$d/rp.log")"
+kill "$(cat "$d/rp.pid")"
+
+say "part 7: values with a newline and ESC are logged escaped"
+h=$'x\nFORGED\e[31m'
+# unsplit WORD ENGINE-ARGS...: the engine exits 1 with WORD in its log,
+# the value escaped (\x0a, \x1b), no line split, no ESC byte.
+unsplit() {
+  local w=$1 rc=0
+  shift
+  timeout 120 "$engine" "$@" 2>"$d/h.log" || rc=$?
+  [ "$rc" -eq 1 ] || fail "rbdx-engine $*: exit $rc, not 1: $(cat -A "$d/h.log")"
+  grep -qF -- "$w" "$d/h.log" || fail "rbdx-engine $*: no '$w' in: $(cat -A "$d/h.log")"
+  grep -qF 'x\x0aFORGED\x1b[31m' "$d/h.log" &&
+    ! grep -q $'\e' "$d/h.log" && ! grep -q '^FORGED' "$d/h.log" ||
+    fail "rbdx-engine $*: the value is not escaped on one line: $(cat -A "$d/h.log")"
+}
+unsplit "conf='/nonexistent/x" --control "$d/h.sock" "$img" "conf=/nonexistent/$h"
+unsplit "keyring='/nonexistent/x" --control "$d/h.sock" "$img" "keyring=/nonexistent/$h"
+unsplit "id='client.x" --control "$d/h.sock" "$img" "id=client.$h"
+unsplit "image='rbd/x" --control "$d/h.sock" "rbd/x$h"
+unsplit "unknown parameter 'k" --control "$d/h.sock" "$img" "k$h=1"
+unsplit "quiesce hook '/nonexistent/x" --control "$d/h.sock" "$img" quiesce=true \
+  "quiesce_hook=/nonexistent/$h"
+unsplit "metrics_file='/nonexistent/x" --control "$d/h.sock" "$img" \
+  "metrics_file=/nonexistent/$h/m.prom"
+unsplit "cannot listen on $d/nodirx" --control "$d/nodir$h/c.sock" "$img"
 say "ok"

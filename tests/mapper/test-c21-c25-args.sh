@@ -95,6 +95,29 @@ refused "parameter '--filter=$so': '--filter' is not a parameter name" 2 "$rbdx"
 refused "image= refused" 2 "$rbdx" map rbd/vm1 -o image=rbd/other
 refused "'id=a\\nsupervisor=1'" 2 "$rbdx" map rbd/vm1 $'id=a\nsupervisor=1'
 
+# Values with a newline and an escape sequence, in every message that
+# names them: the line is not split (no line starts with what followed
+# the newline) and no ESC byte reaches the terminal.
+v=$'x\nFORGED\e[31m'
+unsplit() { # unsplit WHAT: after refused, $d/err holds one whole message
+  [ "$(wc -l <"$d/err")" -ge 1 ] || fail "$1: no message"
+  ! grep -q $'\e' "$d/err" || fail "$1: a raw ESC byte in: $(cat -A "$d/err")"
+  ! grep -q '^FORGED' "$d/err" || fail "$1: the message was split: $(cat -A "$d/err")"
+}
+for kv in "conf=/x$v" "id=$v" "quiesce_hook=/x$v" "cluster=$v"; do
+  refused "'${kv%%=*}=" 2 "$rbdx" map rbd/vm1 "$kv"; unsplit "$kv"
+done
+refused "--device must name" 2 "$rbdx" map --device "$v" rbd/vm1; unsplit --device
+refused "--connections must be" 2 "$rbdx" map -c "$v" rbd/vm1; unsplit -c
+refused "-o wants KEY=VALUE, not 'x\x0aFORGED\x1b[31m'" 2 "$rbdx" map rbd/vm1 -o "$v"
+unsplit -o
+refused "image spec 'rbd/vm1x\nFORGED\x1b[31m'" 2 "$rbdx" map "rbd/vm1$v"; unsplit spec
+rc=0; "$rbdx" "map$v" 2>"$d/err" || rc=$?
+[ $rc -eq 2 ] && grep -qF "unknown command 'mapx\x0aFORGED\x1b[31m'" "$d/err" ||
+  fail "an unknown command with a newline: exit $rc: $(cat -A "$d/err")"
+unsplit "unknown command"
+say "values with a newline and ESC are shown escaped"
+
 # rbdxtab: a spec with '=' is not a spec for rbdx-map-all's parser; the
 # rest reach the mapper as data (`rbdx map -- SPEC OPTIONS...`).
 if [ -x "$map_all" ]; then

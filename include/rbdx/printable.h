@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx core: a string from outside the program (an option value, a file
+ * name, a name the cluster or a client sent) made safe for a log line.
+ * Pure (no librados); part of librbdx-common, so the plugin, the engine
+ * and the mapper share this one escaping. */
+#ifndef RBDX_PRINTABLE_H
+#define RBDX_PRINTABLE_H
+
+#include <stddef.h>
+
+/** @p in for a log line, written into @p out (@p len bytes, at least
+ * 1; truncated to fit, at a whole escape): control characters (0x00 to
+ * 0x1f, 0x7f) and '\\' as \xHH, so that a hostile name can neither
+ * split nor forge a line nor send terminal escapes.  A message worded
+ * by our own code around such values (the err text of a parser) may be
+ * passed whole: its wording holds none of these bytes, so only the
+ * values change.  @p out of 4 times the input's length keeps it whole.
+ * @return @p out.  Thread-safe. */
+const char *rbdx_printable (const char *in, char *out, size_t len);
+
+/** As rbdx_printable, but '\\' is left as it is: for a whole message
+ * at the point where it is printed (the mapper's die() and its log),
+ * whose values may be escaped already (by rbdx_printable or the
+ * mapper's quoting of image specs): raw control characters still
+ * become \xHH, and a second pass changes nothing.
+ * @return @p out.  Thread-safe. */
+const char *rbdx_printable_line (const char *in, char *out, size_t len);
+
+#endif /* RBDX_PRINTABLE_H */

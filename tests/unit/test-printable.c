@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Unit test of the escaping of values for log lines
+ * (server/core/printable.c, include/rbdx/printable.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rbdx/printable.h"
+
+static void
+test_plain_unchanged (void **state)
+{
+  char out[64];
+
+  assert_string_equal (rbdx_printable ("rbd/img@snap", out, sizeof out),
+                       "rbd/img@snap");
+  assert_string_equal (rbdx_printable_line ("conf='/a b'", out, sizeof out),
+                       "conf='/a b'");
+  assert_string_equal (rbdx_printable ("", out, sizeof out), "");
+}
+
+/* Every C0 byte, DEL and '\\' as \xHH; bytes >= 0x80 (UTF-8) as they
+ * are. */
+static void
+test_controls_escaped (void **state)
+{
+  char out[64];
+
+  assert_string_equal (rbdx_printable ("a\nb\rc\x1b[2J\x7f\\\xc3\xa9", out,
+                                       sizeof out),
+                       "a\\x0ab\\x0dc\\x1b[2J\\x7f\\x5c\xc3\xa9");
+  assert_string_equal (rbdx_printable ("\x01\x1f", out, sizeof out),
+                       "\\x01\\x1f");
+}
+
+/* The line form leaves '\\' alone, so text escaped already (by
+ * rbdx_printable or the mapper's quoting) comes out unchanged. */
+static void
+test_line_idempotent (void **state)
+{
+  char once[64], twice[64], line[64];
+
+  rbdx_printable ("x\nFORGED\x1b[31m\\", once, sizeof once);
+  assert_string_equal (rbdx_printable_line (once, twice, sizeof twice), once);
+  assert_string_equal (rbdx_printable_line ("id='a\\nb' x\ny", line,
+                                            sizeof line),
+                       "id='a\\nb' x\\x0ay");
+}
+
+/* Cut to fit, never in the middle of an escape, always terminated. */
+static void
+test_truncation (void **state)
+{
+  char out[8];
+
+  memset (out, 'z', sizeof out);
+  assert_string_equal (rbdx_printable ("\n\n\n", out, sizeof out), "\\x0a");
+  assert_string_equal (rbdx_printable ("abcdefghij", out, sizeof out), "abc");
+  assert_string_equal (rbdx_printable ("abc", out, 1), "");
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_plain_unchanged),
+    cmocka_unit_test (test_controls_escaped),
+    cmocka_unit_test (test_line_idempotent),
+    cmocka_unit_test (test_truncation),
+  };
+
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
