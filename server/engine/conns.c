@@ -17,22 +17,7 @@
 #include "conns.h"
 #include "econn.h"
 #include "reader.h"
-
-/* Set once, when the engine stops (rbdx_engine_stop_all); read by every
- * reader. */
-static atomic_bool stopping;
-
-bool
-econn_stopping (void)
-{
-  return atomic_load (&stopping);
-}
-
-void
-econn_set_stopping (void)
-{
-  atomic_store (&stopping, true);
-}
+#include "stopping.h"
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct econn *reg;

@@ -14,7 +14,7 @@
 #include "rbdx/printable.h"
 
 #include "host.h"
-#include "reader.h"
+#include "stopping.h"
 
 static bool verbose;
 

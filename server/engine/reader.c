@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/engine/reader.c: the reader thread of an engine connection
- * (reader.h).  It parses every complete request in its buffer and submits
- * each with rbdx_ctx_aio (one QoS must delay is kept and submitted when
- * due: the reader never sleeps); librbd's callback writes the replies
- * (reply.c), and what the socket did not take then is written here.  At
- * a disconnect, a socket failure or the engine's stop it waits until
- * every request in flight was answered, then closes the connection. */
+/* server/engine/reader.c: an engine connection's reader thread
+ * (reader.h): it parses each complete request in its buffer and submits
+ * it (a request QoS must delay is kept and submitted when due: it never
+ * sleeps); librbd's callback writes the replies (reply.c), what the
+ * socket did not take is written here.  At the end it waits for every
+ * request in flight to be answered, then closes the connection. */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -25,6 +24,7 @@
 #include "econn.h"
 #include "reader.h"
 #include "reply.h"
+#include "stopping.h"
 
 /* At the end of a connection: how often the reader looks whether the
  * engine stopped, and how long a stopping engine keeps replies for a

@@ -5,24 +5,13 @@
 #ifndef RBDX_SERVER_ENGINE_READER_H
 #define RBDX_SERVER_ENGINE_READER_H
 
-#include <stdbool.h>
-
 /** The thread function of a connection: @p arg is its struct econn
  * (econn.h, its fd, efd, lock and conn set).  It reads, parses and
  * submits requests until the client disconnects, the socket fails or
- * the engine stops (econn_stopping), waits until every request in
+ * the engine stops (econn_stopping, stopping.h), waits until every request in
  * flight was answered, closes the socket and the rbdx_conn, and sets
  * ec->finished; the struct itself is conns.c's to free.
  * @return NULL. */
 void *econn_reader (void *arg);
-
-/** True once the engine stops (econn_set_stopping): QoS delays end
- * early and a reader stops waiting for a client that reads nothing.
- * Any thread. */
-bool econn_stopping (void);
-
-/** The engine stops (conns.c's stop_all, under its registry lock).
- * Any thread. */
-void econn_set_stopping (void);
 
 #endif
