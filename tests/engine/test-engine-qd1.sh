@@ -14,7 +14,11 @@
 #     and one whose payload is cut in three sends, is written whole;
 #   - a request header itself split in two sends 300 ms apart;
 #   - a half-close (shutdown SHUT_WR) right after a read and a write:
-#     both answered, then the engine closes the connection.
+#     both answered, then the engine closes the connection;
+#   - under qos.bps_limit=65536 (the engine's own limit, not librbd's), a
+#     256 KiB write A (due within 4 s), then a write B whose payload
+#     follows 10 s after its header: A is answered within 7 s, while the
+#     reader still waits for B's payload, and B once it came.
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 d=$(tmpdir)
@@ -123,5 +127,39 @@ s.sendall(hdr(READ, 4 << 20, 8192, 3))
 read_ok(s, 4 << 20, 8192, 3, data)
 s.close()
 print("half-close")
+PY
+stop_server "$d/e.sock"
+
+serve_engine "$d/q.sock" -- "$img" qos.bps_limit=65536
+SOCK="$d/q.sock" python3 - <<'PY' || fail "a delayed write waited for a later write's payload"
+import os, socket, struct, sys, time
+P = os.environ["SOCK"]
+def recvn(s, n):
+    b = bytearray()
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            raise EOFError
+        b += c
+    return bytes(b)
+def hdr(h, off, n):
+    return struct.pack(">IHHQQI", 0x25609513, 0, 1, h, off, n)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(P)
+assert recvn(s, 152)[:8] == b"NBDMAGIC"
+t0 = time.monotonic()
+s.sendall(hdr(1, 0, 256 << 10) + b"\x11" * (256 << 10) + hdr(2, 1 << 20, 4096))
+s.settimeout(7)
+try:
+    got = struct.unpack(">IIQ", recvn(s, 16))
+except socket.timeout:
+    sys.exit("write A not answered within 7 s while B's payload is held back")
+assert got == (0x67446698, 0, 1), got
+print(f"A answered after {time.monotonic() - t0:.1f} s", file=sys.stderr)
+time.sleep(max(0, 10 - (time.monotonic() - t0)))
+s.sendall(b"\x22" * 4096)
+s.settimeout(20)
+assert struct.unpack(">IIQ", recvn(s, 16)) == (0x67446698, 0, 2)
+s.close()
 PY
 say "passed"
