@@ -135,12 +135,19 @@ own_image() { echo "$1" >>"$_state/images"; }
 # serve SOCKET [NBDKIT-OPTIONS...] -- PLUGIN-ARGS...: start nbdkit with rbdx
 # on a Unix socket in the background (not in a subshell: --exit-with-parent
 # ties it to this shell).  Sets SERVER_PID; stopped at exit by PID file.
+# RBDX_TEST_COMPLETION=MODE, or a test script's first argument
+# completion=MODE (meson's second run of a lifecycle test), adds
+# completion=MODE to the plugin's arguments.
+case "${1:-}" in
+  completion=*) RBDX_TEST_COMPLETION=${1#completion=} ;;
+esac
 serve() {
   local sock=$1 pidfile i
   local -a nbdkit_opts=()
   shift
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do nbdkit_opts+=("$1"); shift; done
   [ "${1:-}" = "--" ] && shift
+  [ -z "${RBDX_TEST_COMPLETION:-}" ] || set -- "$@" "completion=$RBDX_TEST_COMPLETION"
   pidfile="$sock.pid"
   echo "$pidfile" >>"$_state/pidfiles"
   nbdkit -U "$sock" -P "$pidfile" --exit-with-parent "${nbdkit_opts[@]}" \

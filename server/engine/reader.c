@@ -26,9 +26,8 @@
 #include "reply.h"
 #include "stopping.h"
 
-/* At the end of a connection: how often the reader looks whether the
- * engine stopped, and how long a stopping engine keeps replies for a
- * client that does not read them. */
+/* At a connection's end: how often the reader checks for the engine's
+ * stop, and how long a stopping engine keeps replies no client reads. */
 #define WAIT_SLICE_MS 100
 #define STOP_GRACE_MS 5000
 
@@ -49,8 +48,7 @@ run_deferred (struct econn *ec)
   }
 }
 
-/* Write queued replies while the socket takes them (all of them are
- * dropped once the socket failed). */
+/* Write queued replies while the socket takes them (dropped once it failed). */
 static void
 flush_output (struct econn *ec)
 {
@@ -122,28 +120,6 @@ wait_io (struct econn *ec, bool want_in, int timeout_ms)
   dead = ec->dead;
   pthread_mutex_unlock (&ec->lock);
   return !dead && !(p[0].revents & POLLNVAL);
-}
-
-static bool
-read_full (struct econn *ec, unsigned char *buf, size_t len)
-{
-  while (len > 0) {
-    ssize_t n = recv (ec->fd, buf, len, MSG_DONTWAIT);
-    if (n > 0) {
-      buf += n;
-      len -= (size_t) n;
-      continue;
-    }
-    if (n == 0)
-      return false;
-    if (errno == EINTR)
-      continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK)
-      return false;
-    if (!wait_io (ec, true, -1))
-      return false;
-  }
-  return true;
 }
 
 /* Whether another request may be taken; @p inflight: how many are in
@@ -388,6 +364,31 @@ dispatch (struct econn *ec, struct ereq *rq, uint16_t type, uint64_t offset,
     delay (ec, rq, ctx, wait, write, gen);
   else
     submit (ec, rq, ctx);
+}
+
+/* Read a write's payload; delayed and held requests go on meanwhile. */
+static bool
+read_full (struct econn *ec, unsigned char *buf, size_t len)
+{
+  while (len > 0) {
+    ssize_t n = recv (ec->fd, buf, len, MSG_DONTWAIT);
+    if (n > 0) {
+      buf += n;
+      len -= (size_t) n;
+      continue;
+    }
+    if (n == 0)
+      return false;
+    if (errno == EINTR)
+      continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK)
+      return false;
+    run_due (ec, econn_stopping ());
+    run_held (ec);
+    if (!wait_io (ec, true, due_ms (ec)))
+      return false;
+  }
+  return true;
 }
 
 /* Take @p len bytes of a refused write's payload off the socket: the

@@ -21,7 +21,18 @@
  *   - every completion is polled exactly once and released exactly
  *     once, never touched after its release, and polled before its
  *     waiter returns (nothing lost, nothing doubled);
- *   - io_uring mode never fell back to poll(2).
+ *   - io_uring mode never fell back to poll(2);
+ *   - each wait record's semaphore (reactor.c's sem_post, sem_wait and
+ *     sem_destroy are wrapped with ld --wrap) is posted only while its
+ *     worker is inside rbdx_reactor_wait (a post after it returned would
+ *     touch a dead stack frame), exactly once per sleep (a second post
+ *     would leave a count behind), and is destroyed with a count of 0;
+ *     a record whose request was never submitted is released by
+ *     rbdx_wait_fini, never posted.
+ * A churn variant completes half of the requests inside the submitting
+ * call and uses more workers than a poll batch twice over, so the
+ * leader changes hands most often: the hand-over to an heir posted
+ * after the unlock races with newcomers that take the lead meanwhile.
  * A lost wake-up shows as a hang: a watchdog aborts with the counts
  * after WATCHDOG_SECONDS (far above the normal run time, which is about
  * a second; TSan makes it ~10x slower).  Built into the TSan run of
@@ -30,6 +41,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -49,6 +61,7 @@
 #include "rbdx/reactor.h"
 
 #define WORKERS 40             /* more than reactor.c's POLL_BATCH (32) */
+#define CHURN_WORKERS 72       /* more than twice POLL_BATCH */
 #define REQUESTS_PER_WORKER 1000
 #define FINISHERS 3
 #define SEED 20261130u
@@ -61,6 +74,7 @@ struct stub_comp {
   ssize_t ret;                 /* the result the waiter must get */
   atomic_int polled;           /* times rbd_poll_io_events handed it out */
   atomic_int released;         /* times rbd_aio_release was called */
+  bool never;                  /* refused before submission: no completion */
   struct stub_comp *next;      /* in the image's queue of finished ones */
 };
 
@@ -192,15 +206,79 @@ submit (struct stub_image *img, struct stub_comp *c)
   pthread_mutex_unlock (&img->lock);
 }
 
+/* ---- reactor.c's semaphores, wrapped (ld --wrap=sem_*) --------------- */
+
+/* A worker's wait record with what the wrappers check against. */
+struct tw {
+  struct rbdx_wait w;
+  atomic_bool inside;          /* its worker is in rbdx_reactor_wait */
+  atomic_int posts;            /* sem_post calls on w.wake this request */
+  atomic_int waits;            /* sem_wait calls returning 0 */
+};
+
+int __real_sem_post (sem_t *s);
+int __real_sem_wait (sem_t *s);
+int __real_sem_destroy (sem_t *s);
+int __wrap_sem_post (sem_t *s);
+int __wrap_sem_wait (sem_t *s);
+int __wrap_sem_destroy (sem_t *s);
+
+static struct tw *
+tw_of (sem_t *s)
+{
+  return (struct tw *) ((char *) s - offsetof (struct tw, w)
+                        - offsetof (struct rbdx_wait, wake));
+}
+
+int
+__wrap_sem_post (sem_t *s)
+{
+  struct tw *t = tw_of (s);
+
+  /* Before the real post: the worker cannot have been woken by it yet. */
+  if (!atomic_load (&t->inside))
+    fault (cur, "semaphore posted while its worker is not waiting", NULL);
+  if (atomic_fetch_add (&t->posts, 1) != atomic_load (&t->waits))
+    fault (cur, "semaphore posted twice in one sleep", NULL);
+  return __real_sem_post (s);
+}
+
+int
+__wrap_sem_wait (sem_t *s)
+{
+  struct tw *t = tw_of (s);
+  int r = __real_sem_wait (s);
+
+  if (r == 0)
+    atomic_fetch_add (&t->waits, 1);
+  return r;
+}
+
+int
+__wrap_sem_destroy (sem_t *s)
+{
+  struct tw *t = tw_of (s);
+  int v = -1;
+
+  if (sem_getvalue (s, &v) != 0 || v != 0)
+    fault (cur, "semaphore destroyed with a count left", NULL);
+  if (atomic_load (&t->posts) != atomic_load (&t->waits))
+    fault (cur, "semaphore posted and waited a different number of times",
+           NULL);
+  return __real_sem_destroy (s);
+}
+
 /* ---- Threads --------------------------------------------------------- */
 
 struct run {
   struct stub_image img;
   struct rbdx_reactor reactor;
-  struct stub_comp *comps;     /* WORKERS * REQUESTS_PER_WORKER */
+  struct stub_comp *comps;     /* workers * REQUESTS_PER_WORKER */
   atomic_int wrong_results;
   atomic_int not_polled_on_return;
   atomic_int returned;
+  size_t workers;              /* threads submitting */
+  unsigned inline_one_in;      /* 1 in N requests completes at submission */
 };
 
 struct worker_arg {
@@ -222,22 +300,33 @@ worker (void *p)
   struct worker_arg *a = p;
   struct run *run = a->run;
   unsigned seed = SEED ^ (a->id * 2654435761u);
+  struct tw t;
   size_t i;
 
   for (i = 0; i < REQUESTS_PER_WORKER; i++) {
     size_t index = a->id * REQUESTS_PER_WORKER + i;
     struct stub_comp *c = &run->comps[index];
-    struct rbdx_wait w;
     ssize_t ret;
 
-    rbdx_wait_init (&w);
-    c->arg = &w;
+    rbdx_wait_init (&t.w);
+    atomic_store (&t.posts, 0);
+    atomic_store (&t.waits, 0);
+    if (rand_r (&seed) % 32 == 0) {
+      /* Refused before it reached librbd: released, never waited on. */
+      c->never = true;
+      rbdx_wait_fini (&t.w);
+      atomic_fetch_add (&run->returned, 1);
+      continue;
+    }
+    c->arg = &t.w;
     c->ret = expected (index);
-    if (rand_r (&seed) % 16 == 0)
+    atomic_store (&t.inside, true);
+    if (rand_r (&seed) % run->inline_one_in == 0)
       finish (&run->img, c);     /* completed inside the submitting call */
     else
       submit (&run->img, c);
-    ret = rbdx_reactor_wait (&run->reactor, &w);
+    ret = rbdx_reactor_wait (&run->reactor, &t.w);
+    atomic_store (&t.inside, false);
     if (ret != c->ret) {
       fprintf (stderr, "test-reactor: worker %u request %zu got %zd, "
                "expected %zd\n", a->id, i, ret, c->ret);
@@ -288,7 +377,7 @@ finisher (void *p)
   struct stub_image *img = &run->img;
   static atomic_uint next_id;
   unsigned seed = SEED + 7919u * (atomic_fetch_add (&next_id, 1) + 1);
-  struct stub_comp *batch[WORKERS + 1];   /* + the NULL that ends a burst */
+  struct stub_comp *batch[CHURN_WORKERS + 1];   /* + the NULL ending a burst */
   size_t n, j;
 
   for (;;) {
@@ -343,7 +432,7 @@ watchdog (void *p)
     fprintf (stderr, "test-reactor: hung after %d s: %d of %d requests "
              "returned, %zu pending in the stub; a completion or a wake-up "
              "was lost\n", WATCHDOG_SECONDS, atomic_load (&run->returned),
-             WORKERS * REQUESTS_PER_WORKER, run->img.npending);
+             (int) (run->workers * REQUESTS_PER_WORKER), run->img.npending);
     abort ();
   }
   return NULL;
@@ -352,23 +441,26 @@ watchdog (void *p)
 /* ---- The test -------------------------------------------------------- */
 
 static void
-stress (enum rbdx_completion mode)
+stress (enum rbdx_completion mode, size_t nworkers, unsigned inline_one_in)
 {
-  const size_t total = (size_t) WORKERS * REQUESTS_PER_WORKER;
+  const size_t total = nworkers * REQUESTS_PER_WORKER;
   struct run *run = calloc (1, sizeof *run);
-  pthread_t workers[WORKERS], finishers[FINISHERS], dog;
-  struct worker_arg args[WORKERS];
+  pthread_t workers[CHURN_WORKERS], finishers[FINISHERS], dog;
+  struct worker_arg args[CHURN_WORKERS];
   size_t i;
   int e;
 
+  assert_true (nworkers <= CHURN_WORKERS);
   assert_non_null (run);
+  run->workers = nworkers;
+  run->inline_one_in = inline_one_in;
   run->comps = calloc (total, sizeof *run->comps);
   run->img.pending = calloc (total, sizeof *run->img.pending);
   assert_non_null (run->comps);
   assert_non_null (run->img.pending);
   pthread_mutex_init (&run->img.lock, NULL);
   pthread_cond_init (&run->img.cond, NULL);
-  run->img.workers_left = WORKERS;
+  run->img.workers_left = (int) nworkers;
   run->img.efd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
   assert_true (run->img.efd >= 0);
   cur = &run->img;
@@ -392,11 +484,11 @@ stress (enum rbdx_completion mode)
   assert_int_equal (pthread_create (&dog, NULL, watchdog, run), 0);
   for (i = 0; i < FINISHERS; i++)
     assert_int_equal (pthread_create (&finishers[i], NULL, finisher, run), 0);
-  for (i = 0; i < WORKERS; i++) {
+  for (i = 0; i < nworkers; i++) {
     args[i] = (struct worker_arg) { run, (unsigned) i };
     assert_int_equal (pthread_create (&workers[i], NULL, worker, &args[i]), 0);
   }
-  for (i = 0; i < WORKERS; i++)
+  for (i = 0; i < nworkers; i++)
     pthread_join (workers[i], NULL);
   for (i = 0; i < FINISHERS; i++)
     pthread_join (finishers[i], NULL);
@@ -421,8 +513,10 @@ stress (enum rbdx_completion mode)
   assert_int_equal (run->img.npending, 0);
   assert_null (run->img.head);
   for (i = 0; i < total; i++) {
-    assert_int_equal (atomic_load (&run->comps[i].polled), 1);
-    assert_int_equal (atomic_load (&run->comps[i].released), 1);
+    int once = run->comps[i].never ? 0 : 1;
+
+    assert_int_equal (atomic_load (&run->comps[i].polled), once);
+    assert_int_equal (atomic_load (&run->comps[i].released), once);
   }
   assert_null (run->reactor.sleepers);
   assert_false (run->reactor.leader);
@@ -443,13 +537,28 @@ stress (enum rbdx_completion mode)
 static void
 test_stress_io_uring (void **state)
 {
-  stress (RBDX_COMPLETION_IO_URING);
+  stress (RBDX_COMPLETION_IO_URING, WORKERS, 16);
 }
 
 static void
 test_stress_poll (void **state)
 {
-  stress (RBDX_COMPLETION_POLL);
+  stress (RBDX_COMPLETION_POLL, WORKERS, 16);
+}
+
+/* Leadership changing hands most often: half the requests complete
+ * before their worker waits, so leaders leave quickly and heirs race
+ * newcomers for the lead. */
+static void
+test_churn_io_uring (void **state)
+{
+  stress (RBDX_COMPLETION_IO_URING, CHURN_WORKERS, 2);
+}
+
+static void
+test_churn_poll (void **state)
+{
+  stress (RBDX_COMPLETION_POLL, CHURN_WORKERS, 2);
 }
 
 int
@@ -458,6 +567,8 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_stress_io_uring),
     cmocka_unit_test (test_stress_poll),
+    cmocka_unit_test (test_churn_io_uring),
+    cmocka_unit_test (test_churn_poll),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
