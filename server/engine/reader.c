@@ -122,8 +122,7 @@ wait_io (struct econn *ec, bool want_in, int timeout_ms)
   return !dead && !(p[0].revents & POLLNVAL);
 }
 
-/* Whether another request may be taken; @p inflight: how many are in
- * flight now. */
+/* May another request be taken?  @p inflight: how many are in flight. */
 static bool
 room (struct econn *ec, unsigned *inflight)
 {
