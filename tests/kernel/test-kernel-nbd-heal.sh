@@ -169,8 +169,15 @@ csi_run rbd device list --format=json --device-type nbd
 [ "$rc" -eq 0 ] && [ "$(cat /tmp/out)" = "[]" ] ||
   fail "list with the state gone: exit $rc, $(cat /tmp/out) $(cat /tmp/err)"
 [ -e /sys/block/nbd0/pid ] || fail "the kill disconnected /dev/nbd0"
-wait_until 20 inflight || fail "the kernel holds no request of fio's after the kill"
-say "killed supervisor $sup and engine $eng, removed $run; $(cat /sys/block/nbd0/inflight) waiting"
+# The kernel holds fio's I/O for the reattach timeout: fio is still
+# running and no request failed (the heal below then asserts that every
+# write completed and verifies).  /sys/block/nbd0/inflight is only shown,
+# not required: whether the requests fio has waiting count there depends
+# on where each was when the connections died (a CI run once read 0 for
+# 20 s after the kill, the guest kernel 6.1).
+kill -0 "$fio" 2>/dev/null || fail "fio ended after the kill"
+! dmesg | grep -E "I/O error|Buffer I/O" || fail "the kernel failed a request after the kill"
+say "killed supervisor $sup and engine $eng, removed $run; $(cat /sys/block/nbd0/inflight) counted in flight"
 note "/dev/nbd0 still connected; the kernel holds" \
   "$(awk '{print $1 + $2}' /sys/block/nbd0/inflight) request(s) of fio's"
 
