@@ -310,10 +310,22 @@ reset_counts (void)
 
 /* ---- Tests ---------------------------------------------------------- */
 
+/* Records its thread id in @p arg (a pid_t). */
 static void *
 nothing (void *arg)
 {
-  return arg;
+  *(pid_t *) arg = gettid ();
+  return NULL;
+}
+
+/* Whether thread @p tid is still listed in /proc/self/task. */
+static bool
+listed (pid_t tid)
+{
+  char path[64];
+
+  snprintf (path, sizeof path, "/proc/self/task/%ld", (long) tid);
+  return access (path, F_OK) == 0;
 }
 
 /* One update: one pass on one thread, which then ends. */
@@ -322,13 +334,16 @@ test_rest (void **state)
 {
   struct probe p;
   pthread_t t;
+  pid_t tid = 0;
   int base;
 
   (void) state;
   reset_counts ();
   /* TSan starts a thread of its own with the first pthread_create. */
-  assert_int_equal (__real_pthread_create (&t, NULL, nothing, NULL), 0);
+  assert_int_equal (__real_pthread_create (&t, NULL, nothing, &tid), 0);
   assert_int_equal (__real_pthread_join (t, NULL), 0);
+  /* Joined, its task may still be listed for a moment. */
+  EVENTUALLY (!listed (tid));
   base = tasks ();
   probe_init (&p, "rbd/rest");
   assert_int_equal (tasks (), base);        /* init starts nothing */
