@@ -10,11 +10,10 @@
 #   - C04, default timeouts: a write issued while the OSD is down stays
 #     pending (its client is still waiting 5 s later), completes once the
 #     OSD is back after 10 s, and reads back; the connection carries on.
-#     Every pause here stays under 15 s, not the case's 20: a placement
-#     group's read lease lasts osd_heartbeat_grace x
-#     osd_pool_default_read_lease_ratio = 16 s, and a paused OSD whose
-#     lease ran out was seen to leave its PGs "laggy" for good (every later
-#     request delayed), which is the sandbox's problem, not the client's;
+#     Every pause here stays under 15 s, not the case's 20: after a pause
+#     a PG of the sandbox was seen to stay stuck (every later request to
+#     it delayed), which is the sandbox's problem, not the client's (its
+#     resume-osd probes every PG and makes osd.0 re-peer if one is stuck);
 #     tests/soak/run really stops and starts the OSD instead;
 #   - C04 with ceph.rados_osd_op_timeout=3: a read and a write fail with
 #     NBD_EIO within 14 s while the OSD is down, the connection stays
@@ -59,12 +58,14 @@ writer=$!
 sleep 5
 kill -0 "$writer" 2>/dev/null || fail "the write finished while the OSD was down"
 sleep 5
-"$sandbox" resume-osd "$sbdir" 2>/dev/null
+"$sandbox" resume-osd "$sbdir"
 # Bounded: a write that never completes is a failure with the cluster's
 # view printed, not a hang.
 if ! wait_for 120 exited "$writer"; then
   say "the write is still pending 120 s after the OSD came back:"
   timeout 20 ceph -s >&2 || true
+  timeout 20 ceph daemon osd.0 dump_ops_in_flight 2>&1 |
+    grep -E '"(description|flag_point|age)"' | head -n 30 >&2 || true
   tail -20 "$sbdir"/log/osd.0.log >&2 2>/dev/null || true
   kill "$writer" 2>/dev/null || true
   fail "the write issued during the outage did not complete"
@@ -85,17 +86,17 @@ client_do B write 0 65536 b1
 client_do B flush
 "$sandbox" pause-osd "$sbdir" 2>/dev/null
 timed 14 client_do B readerr 0 4096 EIO
-"$sandbox" resume-osd "$sbdir" 2>/dev/null
+"$sandbox" resume-osd "$sbdir"
 "$sandbox" pause-osd "$sbdir" 2>/dev/null
 timed 14 client_do B writeerr 8192 4096 b2 EIO
-"$sandbox" resume-osd "$sbdir" 2>/dev/null
+"$sandbox" resume-osd "$sbdir"
 client_do B alive
 rm -f "$MC_DIR/copy"
 "$sandbox" pause-osd "$sbdir" 2>/dev/null
 if timed 14 nbdcopy --connections=4 "$ub" "$MC_DIR/copy" 2>"$MC_DIR/nbdcopy.err"; then
   fail "nbdcopy succeeded while the OSD was down"
 fi
-"$sandbox" resume-osd "$sbdir" 2>/dev/null
+"$sandbox" resume-osd "$sbdir"
 # A write that failed leaves its range undefined (NBD doc/proto.md: the OSD
 # may still apply it); the rest must be intact.
 client_do B read 0 8192 b1
