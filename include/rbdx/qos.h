@@ -67,10 +67,15 @@ uint64_t rbdx_qos_generation (struct rbdx_qos *q);
 /** Reserve the tokens of a request (@p write or a read of @p bytes) in
  * every bucket that applies, and say how long it must wait before it is
  * sent (the delay is also added to @p waited_ns when not NULL): for a
- * host that schedules the request itself instead of sleeping.
+ * host that schedules the request itself instead of sleeping.  When
+ * @p gen is not NULL it receives the rbdx_qos_generation of the buckets
+ * charged, read under the same lock as the charge: a host that compares
+ * it with a later rbdx_qos_generation re-reserves a request only if it
+ * was charged under limits since replaced (reading the generation
+ * before this call instead could charge it twice in the new buckets).
  * @return the delay in ns, 0 to send it now.  Thread-safe. */
 int64_t rbdx_qos_reserve (struct rbdx_qos *q, bool write, uint64_t bytes,
-                          _Atomic uint64_t *waited_ns);
+                          _Atomic uint64_t *waited_ns, uint64_t *gen);
 
 /** Wait (sleeping this nbdkit worker thread with nbdkit_nanosleep, which
  * nbdkit interrupts when it shuts down or the client goes away) until a

@@ -180,7 +180,7 @@ rbdx_qos_refresh (struct rbdx_qos *q, rbd_image_t image)
 
 int64_t
 rbdx_qos_reserve (struct rbdx_qos *q, bool write, uint64_t bytes,
-                  _Atomic uint64_t *waited_ns)
+                  _Atomic uint64_t *waited_ns, uint64_t *gen)
 {
   const int kinds[4] = {
     RBDX_QOS_IOPS, write ? RBDX_QOS_WRITE_IOPS : RBDX_QOS_READ_IOPS,
@@ -189,9 +189,13 @@ rbdx_qos_reserve (struct rbdx_qos *q, bool write, uint64_t bytes,
   int64_t now, delay = 0, d;
   int i;
 
+  if (gen)
+    *gen = rbdx_qos_generation (q);
   if (!q || !atomic_load (&q->limited))
     return 0;
   pthread_mutex_lock (&q->lock);
+  if (gen)                 /* the buckets charged below are this one's */
+    *gen = atomic_load (&q->gen);
   now = (int64_t) rbdx_clock_ns ();
   for (i = 0; i < 4; i++) {
     uint64_t cost = i < 2 ? 1 : bytes;
@@ -221,8 +225,8 @@ int
 rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes,
                _Atomic uint64_t *waited_ns)
 {
-  uint64_t gen = rbdx_qos_generation (q);
-  int64_t delay = rbdx_qos_reserve (q, write, bytes, waited_ns);
+  uint64_t gen;
+  int64_t delay = rbdx_qos_reserve (q, write, bytes, waited_ns, &gen);
 
   while (delay > 0) {
     int64_t slice = delay < (int64_t) RBDX_QOS_RECHECK_NS
@@ -236,8 +240,7 @@ rbdx_qos_wait (struct rbdx_qos *q, bool write, uint64_t bytes,
       if (waited_ns)
         atomic_fetch_sub_explicit (waited_ns, (uint64_t) delay,
                                    memory_order_relaxed);
-      gen = rbdx_qos_generation (q);
-      delay = rbdx_qos_reserve (q, write, bytes, waited_ns);
+      delay = rbdx_qos_reserve (q, write, bytes, waited_ns, &gen);
     }
   }
   return 0;

@@ -217,17 +217,20 @@ delay (struct econn *ec, struct ereq *rq, struct rbdx_ctx *ctx, int64_t ns,
 }
 
 /* New limits (rbdx_qos_generation): what waits under the old ones is
- * reserved again, so a limit removed or raised lets it go now. */
+ * reserved again, so a limit removed or raised lets it go now.  A
+ * request already due has waited out its charge: it stays, to be sent
+ * now, not charged a second time. */
 static void
 requeue_stale (struct econn *ec)
 {
   struct rbdx_qos *q = ec->conn->qos;
-  uint64_t gen = rbdx_qos_generation (q), t = rbdx_clock_ns ();
+  uint64_t gen = rbdx_qos_generation (q), t = rbdx_clock_ns (), got;
   struct ereq *rq, **pp = &ec->delayed, *stale = NULL, **tail = &stale;
+  int64_t ns;
 
   ec->qos_seen = gen;
   while ((rq = *pp))               /* in order: reserved again in order */
-    if (rq->qos_gen == gen)
+    if (rq->qos_gen == gen || rq->due_ns <= t)
       pp = &rq->next;
     else {
       *pp = rq->next;
@@ -237,10 +240,11 @@ requeue_stale (struct econn *ec)
     }
   while ((rq = stale)) {
     stale = rq->next;
-    if (rq->due_ns > t)      /* not waited: off the metrics */
-      atomic_fetch_sub (&ec->conn->metrics.qos_wait_ns, rq->due_ns - t);
-    delay (ec, rq, rq->target, rbdx_qos_reserve (q, rq->qos_write,
-           rq->aio.count, &ec->conn->metrics.qos_wait_ns), rq->qos_write, gen);
+    /* not waited: off the metrics */
+    atomic_fetch_sub (&ec->conn->metrics.qos_wait_ns, rq->due_ns - t);
+    ns = rbdx_qos_reserve (q, rq->qos_write, rq->aio.count,
+                           &ec->conn->metrics.qos_wait_ns, &got);
+    delay (ec, rq, rq->target, ns, rq->qos_write, got);
   }
 }
 
@@ -357,8 +361,8 @@ dispatch (struct econn *ec, struct ereq *rq, uint16_t type, uint64_t offset,
     econn_reply (rq, e);
     return;
   }
-  gen = rbdx_qos_generation (c->qos);
-  wait = rbdx_qos_reserve (c->qos, write, count, &c->metrics.qos_wait_ns);
+  wait = rbdx_qos_reserve (c->qos, write, count, &c->metrics.qos_wait_ns,
+                           &gen);
   if (wait > 0 && !econn_stopping ())
     delay (ec, rq, ctx, wait, write, gen);
   else
