@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rbdx/printable.h"
 #include "rbdx/spec.h"
 #include "ceph-bools.h"
 #include "nbd-compat.h"
@@ -104,19 +105,9 @@ fail (struct rbdx_nbd_args *a, const char *fmt, ...)
   return -EINVAL;
 }
 
-/* @p s for a message: at most 300 bytes, control characters as '?'
- * (a hostile value must not write lines of its own). */
-static const char *
-quote (const char *s, char *buf, size_t len)
-{
-  size_t i;
-
-  for (i = 0; s[i] && i + 1 < len && i < 300; i++)
-    buf[i] = (unsigned char) s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-  buf[i] = '\0';
-  return buf;
-}
-#define Q(s) quote ((s), (char[320]) { 0 }, 320)
+/* @p s for a message: escaped by rbdx_printable (a hostile value must
+ * not write lines of its own), cut to fit 320 bytes. */
+#define Q(s) rbdx_printable ((s), (char[320]) { 0 }, 320)
 
 /* The name part of @p arg up to '=' with '-' as '_' after the first two
  * characters (ceph_argparse.cc, dashes_to_underscores), into @p buf. */

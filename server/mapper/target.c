@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rbdx/printable.h"
 #include "rbdx/spec.h"
 #include "target.h"
 
@@ -53,32 +54,6 @@ rbdx_target_canonical (const char *text, char *buf, size_t len, const char **why
   return 0;
 }
 
-/* @p s for a message: control characters as \n, \t, \xHH; cut after
- * 200 bytes. */
-static const char *
-shown (const char *s, char *buf, size_t len)
-{
-  size_t o = 0;
-
-  for (; *s && o + 8 < len; s++) {
-    unsigned char c = (unsigned char) *s;
-    if (o >= 200) {
-      o += (size_t) snprintf (buf + o, len - o, "...");
-      break;
-    }
-    if (c == '\n')
-      o += (size_t) snprintf (buf + o, len - o, "\\n");
-    else if (c == '\t')
-      o += (size_t) snprintf (buf + o, len - o, "\\t");
-    else if (c < 0x20 || c == 0x7f)
-      o += (size_t) snprintf (buf + o, len - o, "\\x%02x", c);
-    else
-      buf[o++] = (char) c;
-  }
-  buf[o < len ? o : len - 1] = '\0';
-  return buf;
-}
-
 static int __attribute__ ((format (printf, 3, 4)))
 refuse (char *why, size_t whylen, const char *fmt, ...)
 {
@@ -121,7 +96,7 @@ check_param (const char *p, char *why, size_t whylen)
   size_t klen, i;
 
   if (!eq || eq == p)
-    return refuse (why, whylen, "parameter '%s' is not KEY=VALUE", shown (p, b, sizeof b));
+    return refuse (why, whylen, "parameter '%s' is not KEY=VALUE", rbdx_printable (p, b, sizeof b));
   klen = (size_t) (eq - p);
   for (i = 0; i < klen; i++) {
     char c = p[i];
@@ -129,16 +104,16 @@ check_param (const char *p, char *why, size_t whylen)
     if (!alpha && (i == 0 || !((c >= '0' && c <= '9') || c == '_' || c == '.')))
       return refuse (why, whylen, "parameter '%s': '%.*s' is not a parameter name "
                      "(a letter, then letters, digits, '_' or '.')",
-                     shown (p, b, sizeof b), (int) (klen < 64 ? klen : 64), p);
+                     rbdx_printable (p, b, sizeof b), (int) (klen < 64 ? klen : 64), p);
   }
   if ((why_key = forbidden_key (p, klen)))
     return refuse (why, whylen, "parameter %.*s= refused: %s", (int) klen, p, why_key);
   if (eq[1] == '-')
     return refuse (why, whylen, "parameter '%s': the value starts with '-'",
-                   shown (p, b, sizeof b));
+                   rbdx_printable (p, b, sizeof b));
   if (rbdx_spec_has_control (eq + 1))
     return refuse (why, whylen, "parameter '%s': the value holds a control character",
-                   shown (p, b, sizeof b));
+                   rbdx_printable (p, b, sizeof b));
   return 0;
 }
 
@@ -151,17 +126,17 @@ rbdx_args_check (const char *target, char *const *params, size_t nparams,
   if (rbdx_spec_has_control (target))
     return refuse (why, whylen, "%s '%s' holds a control character",
                    rbdx_target_is_uri (target) ? "NBD URI" : "image spec",
-                   shown (target, b, sizeof b));
+                   rbdx_printable (target, b, sizeof b));
   if (!rbdx_target_is_uri (target)) {
     for (const char *c = target; *c; c++)
       if (*c == '-' && (c == target || c[-1] == '/' || c[-1] == '@'))
         return refuse (why, whylen, "image spec '%s': %s starts with '-' (refused: a "
-                       "server could take it for an option)", shown (target, b, sizeof b),
+                       "server could take it for an option)", rbdx_printable (target, b, sizeof b),
                        c == target ? "it" : "a component");
     if (strchr (target, '='))
       return refuse (why, whylen, "image spec '%s' contains '=' (refused: a server "
                      "could take it for a KEY=VALUE parameter)",
-                     shown (target, b, sizeof b));
+                     rbdx_printable (target, b, sizeof b));
   }
   for (size_t i = 0; i < nparams; i++)
     if (check_param (params[i], why, whylen) < 0)

@@ -66,7 +66,7 @@ PY
 specs=("--filter=$so" --run=/bin/true --pidfile=/tmp/p rbd/a=b conf=/x/y
        keyring=/x/k rbd/-x $'rbd/a\nb')
 for spec in "${specs[@]}"; do
-  shown="'${spec//$'\n'/\\n}'"
+  shown="'${spec//$'\n'/\\x0a}'"
   case $spec in -*) shown="$shown: it starts with '-'" ;; *=*) shown="$shown contains '='" ;; esac
   refused "$shown" 2 "$rbdx" map --engine nbdkit -- "$spec"
   refused "$shown" 2 "$rbdx" map -- "$spec" id=admin
@@ -86,14 +86,14 @@ refused "'id=--run=/bin/sh': the value starts with '-'" 2 "$rbdx" map --connecti
 conninfo rbd/vol hosts "[\"--filter=$so\"]" ports '[""]' >"$d/ci.json"
 refused "'mon_host=--filter=$so'" 2 "$rbdx" map --connection-info "$d/ci.json"
 conninfo rbd/vol cluster_name '"a\nb"' >"$d/ci.json"
-refused "'cluster=a\\nb'" 2 "$rbdx" map --connection-info "$d/ci.json"
+refused "'cluster=a\\x0ab'" 2 "$rbdx" map --connection-info "$d/ci.json"
 say "hostile connection_info fields refused"
 
 # Command-line parameters.
 refused "'id=--run=/bin/true'" 2 "$rbdx" map rbd/vm1 id=--run=/bin/true
 refused "parameter '--filter=$so': '--filter' is not a parameter name" 2 "$rbdx" map -- rbd/vm1 "--filter=$so"
 refused "image= refused" 2 "$rbdx" map rbd/vm1 -o image=rbd/other
-refused "'id=a\\nsupervisor=1'" 2 "$rbdx" map rbd/vm1 $'id=a\nsupervisor=1'
+refused "'id=a\\x0asupervisor=1'" 2 "$rbdx" map rbd/vm1 $'id=a\nsupervisor=1'
 
 # Values with a newline and an escape sequence, in every message that
 # names them: the line is not split (no line starts with what followed
@@ -111,7 +111,7 @@ refused "--device must name" 2 "$rbdx" map --device "$v" rbd/vm1; unsplit --devi
 refused "--connections must be" 2 "$rbdx" map -c "$v" rbd/vm1; unsplit -c
 refused "-o wants KEY=VALUE, not 'x\x0aFORGED\x1b[31m'" 2 "$rbdx" map rbd/vm1 -o "$v"
 unsplit -o
-refused "image spec 'rbd/vm1x\nFORGED\x1b[31m'" 2 "$rbdx" map "rbd/vm1$v"; unsplit spec
+refused "image spec 'rbd/vm1x\x0aFORGED\x1b[31m'" 2 "$rbdx" map "rbd/vm1$v"; unsplit spec
 rc=0; "$rbdx" "map$v" 2>"$d/err" || rc=$?
 [ $rc -eq 2 ] && grep -qF "unknown command 'mapx\x0aFORGED\x1b[31m'" "$d/err" ||
   fail "an unknown command with a newline: exit $rc: $(cat -A "$d/err")"

@@ -497,20 +497,20 @@ test_hostile (void **state)
   assert_string_equal (a.target, "p/img");
   rbdx_nbd_args_free (&a);
 
-  /* A newline in the spec, the cookie or a Ceph option's value; quoted
-   * with '?' so it cannot forge a line of its own. */
+  /* A newline in the spec, the cookie or a Ceph option's value; escaped
+   * (rbdx_printable) so it cannot forge a line of its own. */
   v[0] = (char *) "rbd-nbd";
   v[1] = (char *) "unmap";
   v[2] = (char *) "p/i\nrbd-nbd: p/i is not mapped";
   assert_int_equal (rbdx_nbd_parse (3, v, &a), -EINVAL);
-  assert_string_equal (a.msg, "rbd-nbd: invalid spec 'p/i?rbd-nbd: p/i is not mapped' "
+  assert_string_equal (a.msg, "rbd-nbd: invalid spec 'p/i\\x0arbd-nbd: p/i is not mapped' "
                        "(a spec is [pool/[namespace/]]image[@snap], not empty, not "
                        "starting with '-', without '=' or control characters)");
   v[1] = (char *) "map";
   v[2] = (char *) "p/i";
   v[3] = (char *) "--cookie=a\nb";
   assert_int_equal (rbdx_nbd_parse (4, v, &a), -EINVAL);
-  assert_non_null (strstr (a.msg, "invalid cookie 'a?b'"));
+  assert_non_null (strstr (a.msg, "invalid cookie 'a\\x0ab'"));
   v[3] = (char *) "--id";
   v[4] = (char *) "admin\nmon_host=evil";
   assert_int_equal (rbdx_nbd_parse (5, v, &a), -EINVAL);

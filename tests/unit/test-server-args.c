@@ -72,8 +72,8 @@ test_refuses_specs (void **state)
   refused ("rbd/-x", NULL, "'rbd/-x': a component starts with '-'", NULL);
   refused ("rbd/ns/-x", NULL, "'rbd/ns/-x'", NULL);
   refused ("rbd/x@-s", NULL, "'rbd/x@-s'", NULL);
-  refused ("rbd/a\nb", NULL, "'rbd/a\\nb' holds a control character", NULL);
-  refused ("rbd/a\tb\x01", NULL, "'rbd/a\\tb\\x01'", NULL);
+  refused ("rbd/a\nb", NULL, "'rbd/a\\x0ab' holds a control character", NULL);
+  refused ("rbd/a\tb\x01", NULL, "'rbd/a\\x09b\\x01'", NULL);
   refused ("nbd+unix:///x?socket=/s\nx", NULL, "NBD URI", NULL);
 }
 
@@ -89,7 +89,7 @@ test_refuses_params (void **state)
   refused ("rbd/x", "pool=rbd", "pool=", NULL);
   refused ("rbd/x", "--filter=/tmp/x.so", "'--filter=/tmp/x.so'", NULL);
   refused ("rbd/x", "id=--run=/bin/sh", "'id=--run=/bin/sh': the value starts with '-'", NULL);
-  refused ("rbd/x", "id=a\nsupervisor=1", "'id=a\\nsupervisor=1'", NULL);
+  refused ("rbd/x", "id=a\nsupervisor=1", "'id=a\\x0asupervisor=1'", NULL);
   refused ("rbd/x", "noequals", "'noequals' is not KEY=VALUE", NULL);
   refused ("rbd/x", "=v", "'=v' is not KEY=VALUE", NULL);
   refused ("rbd/x", "rbd/a=b", "'rbd/a' is not a parameter name", NULL);
