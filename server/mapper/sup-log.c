@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* server/mapper/sup-log.c: the supervisor's clock, sleep, timestamped log
- * and errno texts (see sup.h). */
+/* server/mapper/sup-log.c: the supervisor's clock, sleep, timestamped log,
+ * the ERR report and errno texts (see sup.h). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,6 +43,20 @@ logmsg (const char *fmt, ...)
   fprintf (stderr, "%s rbdx[%ld]: %s\n", when, (long) getpid (),
            rbdx_printable_line (msg, shown, sizeof shown));
   fflush (stderr);
+}
+
+void
+sup_report_err (int fd, const char *fmt, ...)
+{
+  char msg[4096], shown[4 * sizeof msg];
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
+  /* One line: the parent reads up to the first newline, and a value
+   * holding one would cut the message there. */
+  dprintf (fd, "ERR %s\n", rbdx_printable_line (msg, shown, sizeof shown));
 }
 
 const char *

@@ -62,7 +62,7 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
 
   /* A Unix socket path has at most 107 bytes. */
   if (strlen (rbdx_run_dir ()) > 80) {
-    dprintf (report_fd, "ERR the run directory %s is too long (80 bytes at most)\n",
+    sup_report_err (report_fd, "the run directory %s is too long (80 bytes at most)",
              rbdx_run_dir ());
     setup_exit (o);
   }
@@ -78,7 +78,7 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
   um = rbdx_param_find (o->params, o->nparams, "metrics_file");
   if ((size_t) snprintf (s->metrics, sizeof s->metrics, "%s%s", um ? um : s->dir,
                          um ? "" : "/metrics.prom") >= sizeof s->metrics) {
-    dprintf (report_fd, "ERR metrics_file=%s: longer than %zu bytes\n", um,
+    sup_report_err (report_fd, "metrics_file=%s: longer than %zu bytes", um,
              sizeof s->metrics - 1);
     setup_exit (o);
   }
@@ -97,7 +97,7 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
     s->connect_to = s->engine_to;
   }
   if (mkdir (s->dir, 0700) == -1) {
-    dprintf (report_fd, "ERR cannot create %s: %s\n", s->dir, strerror (errno));
+    sup_report_err (report_fd, "cannot create %s: %s", s->dir, strerror (errno));
     setup_exit (o);
   }
   /* Ours in the private directory, or the one given (rbd-nbd's
@@ -107,7 +107,7 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
     setup_exit (o);
   logfd = open (path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
   if (logfd < 0 && *o->log_file) {
-    dprintf (report_fd, "ERR cannot open the log file %s: %s\n", path, strerror (errno));
+    sup_report_err (report_fd, "cannot open the log file %s: %s", path, strerror (errno));
     rmdir (s->dir);
     setup_exit (o);
   }

@@ -12,7 +12,7 @@
  *   sup-resize.c  size file following, URI growth and shrink
  *                 (decisions: resize.h)
  *   sup-state.c   the state file (state.h) from struct sup
- *   sup-log.c     clock, sleep, the log, errno texts
+ *   sup-log.c     clock, sleep, the log, the ERR report, errno texts
  * Calls run one way: supervise.c -> sup-loop.c -> sup-server.c, and each
  * of those into the last four.
  * One supervisor process per device, single-threaded: nothing here is
@@ -74,6 +74,10 @@ void sleep_s (double s);
 /** One timestamped line to stderr (the supervisor's log); the message
  *  (at most 4095 bytes) escaped as die() does (cli.h). */
 void __attribute__ ((format (printf, 1, 2))) logmsg (const char *fmt, ...);
+/** Write "ERR MESSAGE\n" on @p fd, the message formatted from @p fmt
+ *  and escaped whole (rbdx_printable_line), so that a value holding a
+ *  newline can neither cut it nor add a line of its own. */
+void __attribute__ ((format (printf, 2, 3))) sup_report_err (int fd, const char *fmt, ...);
 /** A message for the negative errno @p e of a netlink command. */
 const char *errno_text (int e);
 

@@ -42,7 +42,7 @@ fail_start (struct sup *s, const char *fmt, ...)
   if (!s->o->attach)
     rbdx_state_remove_keyring (s->o->keyring_file);
   if (s->report_fd >= 0) {
-    dprintf (s->report_fd, "ERR %s\n", msg);
+    sup_report_err (s->report_fd, "%s", msg);
     close (s->report_fd);
   }
   remove_private_dir (s);
