@@ -109,6 +109,29 @@ wait_for() {
 # exited PID: the process has gone.
 exited() { ! kill -0 "$1" 2>/dev/null; }
 
+# hang_evidence PID: print why PID may be stuck, for a test that gives up
+# waiting on it: each thread's name, state and kernel wait channel, the
+# user-space stacks (gdb, when installed; at most 60 lines), and the
+# cluster's view (health, and the OSD's oldest ops in flight, which show
+# a request the cluster itself never answered).  Never fails.
+hang_evidence() {
+  local t
+  say "threads of pid $1 (name state wchan):"
+  for t in /proc/"$1"/task/*; do
+    printf '  %s %s %s\n' "$(cat "$t/comm" 2>/dev/null)" \
+      "$(cut -d' ' -f3 "$t/stat" 2>/dev/null)" "$(cat "$t/wchan" 2>/dev/null)"
+  done | sort | uniq -c | sort -rn | head -n 20 >&2
+  if command -v gdb >/dev/null; then
+    say "stacks of pid $1 (frames naming rbdx, nbdkit or librbd):"
+    timeout 30 gdb -q -batch -p "$1" -ex 'thread apply all bt 12' 2>/dev/null |
+      grep -E '^Thread|rbdx|nbdkit|librbd|rbd_' | head -n 60 >&2 || true
+  fi
+  say "the cluster's view:"
+  timeout 20 ceph health detail 2>&1 | head -n 8 >&2 || true
+  timeout 20 ceph daemon osd.0 dump_ops_in_flight 2>&1 |
+    grep -E '"(description|flag_point|age)"' | head -n 24 >&2 || true
+}
+
 # tmpdir: a scratch directory removed at exit (printed).
 tmpdir() {
   local d

@@ -11,7 +11,10 @@
 #      killed with SIGKILL after 0.05, 0.10, ... 1.00 s (a fixed spread).
 # After each try the test waits until the server's worker threads for the
 # connections that went away have exited (nbdkit -v logs it), then checks
-# the PID, so a death is pinned to its try.
+# the PID, so a death is pinned to its try; if they do not exit within
+# 60 s the test fails with the server's threads and stacks and the OSD's
+# ops in flight (hang_evidence in lib.sh), which tell a read the cluster
+# never answered from a thread stuck in nbdkit or rbdx.
 # Asserts: the server is the same process after every try and at the end,
 # it logged no assertion, the bystander saw no error, and every write the
 # bystander had acknowledged reads back at the end (it checks every block
@@ -147,7 +150,11 @@ for i in $(seq "$TRIES"); do
   rc=0
   python3 "$reset" 127.0.0.1 "$port" $(((16 + (i - 1) % 4 * 16) << 20)) ||
     rc=$?
-  wait_for 60 settled || fail "reset try $i: the server still holds its connection after 60 s"
+  wait_for 60 settled || {
+    hang_evidence "$pid"
+    fail "reset try $i: the server still holds its connection after 60 s" \
+      "($(workers) worker threads, $baseline expected)"
+  }
   if ! alive; then
     deaths_reset=$((deaths_reset + 1))
     died "after reset try $i"
@@ -172,8 +179,11 @@ for i in $(seq "$TRIES"); do
     alive || { deaths_copy=$((deaths_copy + 1)); died "under nbdcopy try $i"; continue; }
     fail "nbdcopy try $i failed on its own: $(cat "$MC_DIR/nbdcopy.err")"
   fi
-  wait_for 60 settled ||
-    fail "nbdcopy try $i: the server still holds its connections after 60 s"
+  wait_for 60 settled || {
+    hang_evidence "$pid"
+    fail "nbdcopy try $i: the server still holds its connections after 60 s" \
+      "($(workers) worker threads, $baseline expected)"
+  }
   if ! alive; then
     deaths_copy=$((deaths_copy + 1))
     died "after nbdcopy try $i (killed after $ms ms)"
