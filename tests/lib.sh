@@ -111,20 +111,36 @@ exited() { ! kill -0 "$1" 2>/dev/null; }
 
 # hang_evidence PID: print why PID may be stuck, for a test that gives up
 # waiting on it: each thread's name, state and kernel wait channel, the
-# user-space stacks (gdb, when installed; at most 60 lines), and the
-# cluster's view (health, and the OSD's oldest ops in flight, which show
-# a request the cluster itself never answered).  Never fails.
+# user-space stacks (gdb, when installed: each distinct stack once, with
+# the number of threads in it, at most 20; gdb's own error when it cannot
+# attach), and the cluster's view (health, and the
+# OSD's oldest ops in flight, which show a request the cluster itself
+# never answered).  Never fails; PID is left running.
 hang_evidence() {
-  local t
-  say "threads of pid $1 (name state wchan):"
+  local t f
+  say "threads of pid $1 (count name state wchan):"
   for t in /proc/"$1"/task/*; do
-    printf '  %s %s %s\n' "$(cat "$t/comm" 2>/dev/null)" \
-      "$(cut -d' ' -f3 "$t/stat" 2>/dev/null)" "$(cat "$t/wchan" 2>/dev/null)"
-  done | sort | uniq -c | sort -rn | head -n 20 >&2
+    # The state follows the last ')' of stat (a name may hold spaces).
+    f=$(cat "$t/stat" 2>/dev/null) || continue
+    f=${f##*) }
+    printf '  %s %s %s\n' "$(cat "$t/comm" 2>/dev/null)" "${f%% *}" \
+      "$(cat "$t/wchan" 2>/dev/null)"
+  done | sort | uniq -c | sort -rn | head -n 20 >&2 || true
   if command -v gdb >/dev/null; then
-    say "stacks of pid $1 (frames naming rbdx, nbdkit or librbd):"
-    timeout 30 gdb -q -batch -p "$1" -ex 'thread apply all bt 12' 2>/dev/null |
-      grep -E '^Thread|rbdx|nbdkit|librbd|rbd_' | head -n 60 >&2 || true
+    say "stacks of pid $1 (threads, then the frames innermost first):"
+    f=$(mktemp) || return 0
+    timeout -k 5 30 gdb -q -batch -p "$1" -ex 'thread apply all bt 12' \
+      >"$f" 2>&1 || true
+    kill -CONT "$1" 2>/dev/null || true
+    # One line per distinct stack: the count of threads, then the
+    # function of each frame, innermost first ("??" without symbols).
+    awk '/ptrace|Operation not permitted|Could not attach/{print; next}
+         /^Thread /{if (st != "") print st; st = "-"; next}
+         /^#[0-9]/{fn = $0; sub(/ \(.*/, "", fn); sub(/.* in /, "", fn);
+                   sub(/^#[0-9]+ +(0x[0-9a-f]+ )?/, "", fn); st = st " " fn}
+         END{if (st != "") print st}' "$f" |
+      sort | uniq -c | sort -rn | head -n 20 >&2 || true
+    rm -f "$f"
   fi
   say "the cluster's view:"
   timeout 20 ceph health detail 2>&1 | head -n 8 >&2 || true

@@ -14,7 +14,8 @@
  * split nor forge a line nor send terminal escapes.  A message worded
  * by our own code around such values (the err text of a parser) may be
  * passed whole: its wording holds none of these bytes, so only the
- * values change.  @p out of 4 times the input's length keeps it whole.
+ * values change.  @p len of 4 times the input's length plus 1 keeps
+ * it whole.
  * @return @p out.  Thread-safe. */
 const char *rbdx_printable (const char *in, char *out, size_t len);
 

@@ -69,7 +69,9 @@ uint64_t rbdx_qos_generation (struct rbdx_qos *q);
  * sent (the delay is also added to @p waited_ns when not NULL): for a
  * host that schedules the request itself instead of sleeping.  When
  * @p gen is not NULL it receives the rbdx_qos_generation of the buckets
- * charged, read under the same lock as the charge: a host that compares
+ * charged, read under the same lock as the charge (with no limit set
+ * nothing is charged and it is read without the lock; 0 when @p q is
+ * NULL): a host that compares
  * it with a later rbdx_qos_generation re-reserves a request only if it
  * was charged under limits since replaced (reading the generation
  * before this call instead could charge it twice in the new buckets).

@@ -11,13 +11,21 @@ escape (const char *in, char *out, size_t len, bool backslash)
 {
   size_t o = 0;
 
-  for (; *in && o + 5 < len; in++) {
+  /* Each byte goes in whole or not at all: 1 byte, or 4 for \xHH, and
+   * one more for the '\0' always. */
+  for (; *in; in++) {
     unsigned char c = *in;
 
-    if (c < 0x20 || c == 0x7f || (backslash && c == '\\'))
+    if (c < 0x20 || c == 0x7f || (backslash && c == '\\')) {
+      if (o + 4 >= len)
+        break;
       o += snprintf (out + o, len - o, "\\x%02x", c);
-    else
+    }
+    else {
+      if (o + 1 >= len)
+        break;
       out[o++] = c;
+    }
   }
   out[o] = '\0';
   return out;

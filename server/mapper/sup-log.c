@@ -48,7 +48,7 @@ logmsg (const char *fmt, ...)
 void
 sup_report_err (int fd, const char *fmt, ...)
 {
-  char msg[4096], shown[4 * sizeof msg];
+  char msg[4096], shown[SUP_REPORT_MAX];
   va_list ap;
 
   va_start (ap, fmt);

@@ -74,9 +74,13 @@ void sleep_s (double s);
 /** One timestamped line to stderr (the supervisor's log); the message
  *  (at most 4095 bytes) escaped as die() does (cli.h). */
 void __attribute__ ((format (printf, 1, 2))) logmsg (const char *fmt, ...);
+/** Longest escaped message of an ERR report, in bytes with its '\0':
+ *  what the parent (rbdx_supervise_start) reads in one report. */
+#define SUP_REPORT_MAX 2048
 /** Write "ERR MESSAGE\n" on @p fd, the message formatted from @p fmt
- *  and escaped whole (rbdx_printable_line), so that a value holding a
- *  newline can neither cut it nor add a line of its own. */
+ *  (at most 4095 bytes) and escaped whole (rbdx_printable_line), so that
+ *  a value holding a newline can neither cut it nor add a line of its
+ *  own; cut at a whole escape to SUP_REPORT_MAX - 1 bytes. */
 void __attribute__ ((format (printf, 2, 3))) sup_report_err (int fd, const char *fmt, ...);
 /** A message for the negative errno @p e of a netlink command. */
 const char *errno_text (int e);

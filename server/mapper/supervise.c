@@ -247,8 +247,9 @@ rbdx_supervise_start (const struct rbdx_map_opts *o, int *index_out,
                       long *server_out, long *sup_out, unsigned *conns_out,
                       const char **msg)
 {
-  static char why[2200];
-  char buf[2200];
+  /* One report: "ERR " and at most SUP_REPORT_MAX - 1 bytes (sup.h). */
+  static char why[SUP_REPORT_MAX + 16];
+  char buf[SUP_REPORT_MAX + 16];
   size_t used = 0;
   int pfd[2], idx;
   long server;

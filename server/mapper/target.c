@@ -101,10 +101,16 @@ check_param (const char *p, char *why, size_t whylen)
   for (i = 0; i < klen; i++) {
     char c = p[i];
     bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-    if (!alpha && (i == 0 || !((c >= '0' && c <= '9') || c == '_' || c == '.')))
-      return refuse (why, whylen, "parameter '%s': '%.*s' is not a parameter name "
+    if (!alpha && (i == 0 || !((c >= '0' && c <= '9') || c == '_' || c == '.'))) {
+      char k[65], kb[4 * sizeof k];
+      size_t n = klen < 64 ? klen : 64;
+
+      memcpy (k, p, n);
+      k[n] = '\0';
+      return refuse (why, whylen, "parameter '%s': '%s' is not a parameter name "
                      "(a letter, then letters, digits, '_' or '.')",
-                     rbdx_printable (p, b, sizeof b), (int) (klen < 64 ? klen : 64), p);
+                     rbdx_printable (p, b, sizeof b), rbdx_printable (k, kb, sizeof kb));
+    }
   }
   if ((why_key = forbidden_key (p, klen)))
     return refuse (why, whylen, "parameter %.*s= refused: %s", (int) klen, p, why_key);

@@ -51,16 +51,21 @@ test_line_idempotent (void **state)
                        "id='a\\nb' x\\x0ay");
 }
 
-/* Cut to fit, never in the middle of an escape, always terminated. */
+/* Cut to fit, never in the middle of an escape, always terminated; 4
+ * bytes per input byte plus 1 always hold the whole input. */
 static void
 test_truncation (void **state)
 {
-  char out[8];
+  char out[9];
 
   memset (out, 'z', sizeof out);
-  assert_string_equal (rbdx_printable ("\n\n\n", out, sizeof out), "\\x0a");
-  assert_string_equal (rbdx_printable ("abcdefghij", out, sizeof out), "abc");
+  assert_string_equal (rbdx_printable ("\n\n\n", out, 8), "\\x0a");
+  assert_string_equal (rbdx_printable ("abcdefghij", out, 8), "abcdefg");
+  assert_string_equal (rbdx_printable ("ab\n", out, 6), "ab");
   assert_string_equal (rbdx_printable ("abc", out, 1), "");
+  assert_string_equal (rbdx_printable ("a", out, 2), "a");
+  assert_string_equal (rbdx_printable ("\n\\", out, 9), "\\x0a\\x5c");
+  assert_string_equal (rbdx_printable_line ("\\\n", out, 6), "\\\\x0a");
 }
 
 int

@@ -93,6 +93,8 @@ test_refuses_params (void **state)
   refused ("rbd/x", "noequals", "'noequals' is not KEY=VALUE", NULL);
   refused ("rbd/x", "=v", "'=v' is not KEY=VALUE", NULL);
   refused ("rbd/x", "rbd/a=b", "'rbd/a' is not a parameter name", NULL);
+  /* The bad key is escaped too, not only the whole parameter. */
+  refused ("rbd/x", "a\nb=c", "': 'a\\x0ab' is not a parameter name", NULL);
 }
 
 static void
