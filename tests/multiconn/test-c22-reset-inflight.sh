@@ -142,6 +142,16 @@ by=$!
 at_exit "kill $by 2>/dev/null"
 wait_for 60 grep -q '^ready' "$MC_DIR/bystander.out" ||
   fail "the bystander did not start writing: $(cat "$MC_DIR/bystander.err")"
+# The baseline is all of the bystander's workers: nbdkit starts them one
+# by one and each logs as it starts, so a count taken as soon as the
+# bystander writes can be short (CI saw 9 and 14 of 16), and then no try
+# would ever settle.  nbdkit logs how many a connection gets.
+nthreads=$(sed -n 's/.*processing requests with \([0-9]*\) threads.*/\1/p' "$log" | head -n 1)
+[ -n "$nthreads" ] ||
+  fail "nbdkit did not log how many worker threads serve the bystander (see $log)"
+started() { [ "$(workers)" -ge "$nthreads" ]; }
+wait_for 30 started ||
+  fail "only $(workers) of the bystander's $nthreads worker threads started"
 baseline=$(workers)
 say "the bystander writes; $baseline nbdkit worker threads serve it"
 
