@@ -20,6 +20,8 @@
  *              hook, signals (the main thread and its client threads)
  *   conns.c    the open connections: start, count, stop all (conns.h)
  *   reader.c   what a connection's reader thread runs (reader.h)
+ *   pending.c  the requests its reader holds for the quiesce gate or
+ *              delays for QoS (pending.h)
  *   reply.c    what librbd's callback runs: completions, replies
  *              (reply.h)
  *   econn.h    the connection struct both share, and the small helpers

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* server/engine/reader.c: an engine connection's reader thread
  * (reader.h): it parses each complete request in its buffer and submits
- * it (a request QoS must delay is kept and submitted when due: it never
- * sleeps); librbd's callback writes the replies (reply.c), what the
- * socket did not take is written here.  At the end it waits for every
+ * it (one the quiesce gate holds or QoS delays waits in pending.c: the
+ * reader never sleeps on it); librbd's callback writes the replies
+ * (reply.c), what the socket did not take is written here.  At the end it waits for every
  * request in flight to be answered, then closes the connection. */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,13 +15,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rbdx/clock.h"
 #include "rbdx/export.h"
 #include "rbdx/log.h"
 #include "rbdx/qos.h"
 #include "rbdx/request.h"
 
 #include "econn.h"
+#include "pending.h"
 #include "reader.h"
 #include "reply.h"
 #include "stopping.h"
@@ -145,143 +145,6 @@ account (struct econn *ec, struct ereq *rq)
   pthread_mutex_unlock (&ec->lock);
 }
 
-/* Quiesce (quiesce.h): a write, trim or zero is submitted once the
- * image's gate lets it pass; while writes are held it waits in ec->held
- * (in order: once one waits, later ones queue behind it), reads and
- * flushes go on, and the gate's waiter wakes the reader when they may
- * go.  Reader thread. */
-static void
-held_wake (void *arg)
-{
-  econn_wake (arg);
-}
-
-static bool
-gated_op (enum rbdx_op op)
-{
-  return op == RBDX_OP_WRITE || op == RBDX_OP_TRIM || op == RBDX_OP_ZERO;
-}
-
-static void
-submit (struct econn *ec, struct ereq *rq, struct rbdx_ctx *ctx)
-{
-  if (gated_op (rq->op) && ec->conn->gate) {
-    if (ec->held || !rbdx_quiesce_write_try (ec->conn->gate, &ec->qwait)) {
-      rq->target = ctx;
-      rq->next = NULL;
-      if (ec->held_tail)
-        ec->held_tail->next = rq;
-      else
-        ec->held = rq;
-      ec->held_tail = rq;
-      return;
-    }
-    rq->gated = true;
-  }
-  econn_submit (ec, rq, ctx);
-}
-
-/* Submit the held writes the gate lets pass now. */
-static void
-run_held (struct econn *ec)
-{
-  struct ereq *rq;
-
-  while ((rq = ec->held) &&
-         rbdx_quiesce_write_try (ec->conn->gate, &ec->qwait)) {
-    ec->held = rq->next;
-    if (!ec->held)
-      ec->held_tail = NULL;
-    rq->gated = true;
-    econn_submit (ec, rq, rq->target);
-  }
-}
-
-/* QoS: a request that must wait is kept, in order of its due time, and
- * submitted by the reader when due; the reader never sleeps, so later
- * requests (a read behind a throttled write) and replies keep moving. */
-static void
-delay (struct econn *ec, struct ereq *rq, struct rbdx_ctx *ctx, int64_t ns,
-       bool write, uint64_t gen)
-{
-  struct ereq **pp = &ec->delayed;
-
-  rq->target = ctx;
-  rq->qos_write = write;
-  rq->qos_gen = gen;
-  rq->due_ns = rbdx_clock_ns () + (uint64_t) ns;
-  while (*pp && (*pp)->due_ns <= rq->due_ns)
-    pp = &(*pp)->next;
-  rq->next = *pp;
-  *pp = rq;
-}
-
-/* New limits (rbdx_qos_generation): what waits under the old ones is
- * reserved again, so a limit removed or raised lets it go now.  A
- * request already due has waited out its charge: it stays, to be sent
- * now, not charged a second time. */
-static void
-requeue_stale (struct econn *ec)
-{
-  struct rbdx_qos *q = ec->conn->qos;
-  uint64_t gen = rbdx_qos_generation (q), t = rbdx_clock_ns (), got;
-  struct ereq *rq, **pp = &ec->delayed, *stale = NULL, **tail = &stale;
-  int64_t ns;
-
-  ec->qos_seen = gen;
-  while ((rq = *pp))               /* in order: reserved again in order */
-    if (rq->qos_gen == gen || rq->due_ns <= t)
-      pp = &rq->next;
-    else {
-      *pp = rq->next;
-      rq->next = NULL;
-      *tail = rq;
-      tail = &rq->next;
-    }
-  while ((rq = stale)) {
-    stale = rq->next;
-    /* not waited: off the metrics */
-    atomic_fetch_sub (&ec->conn->metrics.qos_wait_ns, rq->due_ns - t);
-    ns = rbdx_qos_reserve (q, rq->qos_write, rq->aio.count,
-                           &ec->conn->metrics.qos_wait_ns, &got);
-    delay (ec, rq, rq->target, ns, rq->qos_write, got);
-  }
-}
-
-/* Submit the delayed requests that are due (all of them with @p all: the
- * connection ends, and what was accepted is carried out). */
-static void
-run_due (struct econn *ec, bool all)
-{
-  struct ereq *rq;
-  uint64_t t;
-
-  if (!all && ec->delayed && rbdx_qos_generation (ec->conn->qos) != ec->qos_seen)
-    requeue_stale (ec);
-  t = ec->delayed ? rbdx_clock_ns () : 0;
-  while ((rq = ec->delayed) && (all || rq->due_ns <= t)) {
-    ec->delayed = rq->next;
-    submit (ec, rq, rq->target);
-  }
-}
-
-/* How long the reader may wait before a delayed request is due (ms,
- * rounded up; -1: none is delayed). */
-static int
-due_ms (const struct econn *ec)
-{
-  uint64_t t;
-
-  if (!ec->delayed)
-    return -1;
-  t = rbdx_clock_ns ();
-  /* At least every RBDX_QOS_RECHECK_NS: run_due sees new limits. */
-  return ec->delayed->due_ns <= t ? 0
-         : ec->delayed->due_ns - t > RBDX_QOS_RECHECK_NS
-         ? (int) (RBDX_QOS_RECHECK_NS / 1000000)
-         : (int) ((ec->delayed->due_ns - t + 999999) / 1000000);
-}
-
 /* The checks nbdkit makes before a request reaches the plugin (its
  * server/protocol.c; NBD doc/proto.md, "Request types" and "Error
  * values"), for the commands and flags this engine advertises (simple
@@ -364,9 +227,9 @@ dispatch (struct econn *ec, struct ereq *rq, uint16_t type, uint64_t offset,
   wait = rbdx_qos_reserve (c->qos, write, count, &c->metrics.qos_wait_ns,
                            &gen);
   if (wait > 0 && !econn_stopping ())
-    delay (ec, rq, ctx, wait, write, gen);
+    epending_delay (ec, rq, ctx, wait, write, gen);
   else
-    submit (ec, rq, ctx);
+    epending_submit (ec, rq, ctx);
 }
 
 /* Read a write's payload; delayed and held requests go on meanwhile. */
@@ -386,9 +249,8 @@ read_full (struct econn *ec, unsigned char *buf, size_t len)
       continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK)
       return false;
-    run_due (ec, econn_stopping ());
-    run_held (ec);
-    if (!wait_io (ec, true, due_ms (ec)))
+    epending_run (ec, econn_stopping ());
+    if (!wait_io (ec, true, epending_due_ms (ec)))
       return false;
   }
   return true;
@@ -509,18 +371,16 @@ econn_reader (void *arg)
   size_t have = 0, off = 0;
   bool go = buf != NULL, drained = false;
 
-  ec->qwait.wake = held_wake;
-  ec->qwait.arg = ec;
+  epending_init (ec);
   while (go) {
     unsigned inflight;
     ssize_t n;
 
-    run_due (ec, econn_stopping ());
-    run_held (ec);
+    epending_run (ec, econn_stopping ());
     /* The in-flight limit holds per request, not per buffer: a buffer
      * may hold thousands of headers.  Delayed requests count. */
     if (!room (ec, &inflight)) {
-      go = wait_io (ec, false, due_ms (ec));
+      go = wait_io (ec, false, epending_due_ms (ec));
       continue;
     }
     if (have - off >= RBDX_NBD_REQUEST_SIZE) {
@@ -540,7 +400,7 @@ econn_reader (void *arg)
      * return EAGAIN (PERF.md, "The reader's EAGAIN"). */
     if (drained && inflight <= 1) {
       drained = false;
-      go = wait_io (ec, true, due_ms (ec));
+      go = wait_io (ec, true, epending_due_ms (ec));
       continue;
     }
     drained = false;
@@ -551,7 +411,7 @@ econn_reader (void *arg)
       if (errno == EINTR)
         continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        go = wait_io (ec, true, due_ms (ec));
+        go = wait_io (ec, true, epending_due_ms (ec));
         continue;
       }
       break;
@@ -560,8 +420,7 @@ econn_reader (void *arg)
     have += (size_t) n;
   }
   free (buf);
-  run_due (ec, true);
-  run_held (ec);
+  epending_run (ec, true);
 
   /* Let nothing more in, answer what is in flight, then close.  Replies
    * (queued ones count as in flight) go out while the client reads
@@ -578,7 +437,7 @@ econn_reader (void *arg)
     pthread_mutex_unlock (&ec->lock);
     if (idle)
       break;
-    run_held (ec);            /* held writes are carried out, never failed */
+    epending_run_held (ec);   /* held writes are carried out, never failed */
     if (!wait_io (ec, false, WAIT_SLICE_MS))
       drop = true;
     else if (econn_stopping () && (waited += WAIT_SLICE_MS) > STOP_GRACE_MS)

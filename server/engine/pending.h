@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* server/engine/pending.h: the requests an engine connection's reader
+ * has parsed but may not submit yet (pending.c): writes, trims and
+ * zeroes the image's quiesce gate holds (quiesce.h), and requests QoS
+ * delays (qos.h).  Both wait in lists of the struct econn (econn.h);
+ * nothing here sleeps.  Reader thread only, like those lists.
+ */
+#ifndef RBDX_SERVER_ENGINE_PENDING_H
+#define RBDX_SERVER_ENGINE_PENDING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "econn.h"
+
+/** Set up @p ec's quiesce waiter, so that a gate that opens wakes the
+ * reader (econn_wake).  Once, before the first epending_submit. */
+void epending_init (struct econn *ec);
+
+/** Submit @p rq to @p ctx (econn_submit, reply.h), unless it is a write, trim or
+ * zero the gate holds now or a held one is already waiting: then it
+ * waits, in order, for epending_run_held. */
+void epending_submit (struct econn *ec, struct ereq *rq,
+                      struct rbdx_ctx *ctx);
+
+/** Keep @p rq, which QoS reserved under limits generation @p gen
+ * (rbdx_qos_generation) and as a write-type request if @p write, until
+ * @p ns nanoseconds from now; then epending_run submits it to @p ctx. */
+void epending_delay (struct econn *ec, struct ereq *rq, struct rbdx_ctx *ctx,
+                     int64_t ns, bool write, uint64_t gen);
+
+/** Submit the delayed requests that are due, or all of them with @p all
+ * (the connection ends: what was accepted is carried out), then the held
+ * ones the gate lets pass.  Delayed requests reserved under limits that
+ * changed since are reserved again first, so a limit removed or raised
+ * lets them go now. */
+void epending_run (struct econn *ec, bool all);
+
+/** Submit the held writes the gate lets pass now (the delayed ones are
+ * left alone). */
+void epending_run_held (struct econn *ec);
+
+/** @return how long the reader may wait for input before a delayed
+ * request is due: ms, rounded up, at most RBDX_QOS_RECHECK_NS so that
+ * new limits are seen; 0 if one is due now; -1 if none is delayed. */
+int epending_due_ms (const struct econn *ec);
+
+#endif
