@@ -20,6 +20,8 @@ export RBDX_TESTS RBDX_BUILD RBDX_PLUGIN
 # nbdsh and friends must use Debian's python3 (which has the nbd module),
 # not one earlier on PATH.
 export PATH="/usr/bin:/usr/sbin:$PATH"
+# The tests' Python helpers (tests/py/rbdxtest.py).
+export PYTHONPATH="$RBDX_TESTS/py${PYTHONPATH:+:$PYTHONPATH}"
 # A sanitized build (scripts/test --sanitize=...; tests/sanitizers/):
 # nbdkit is not instrumented, so every test starts it through the
 # generated wrapper that preloads the sanitizer runtime, RBDX_PRELOAD.
@@ -46,6 +48,12 @@ requires() {
   for c in "$@"; do
     command -v "$c" >/dev/null 2>&1 || skip "$c is not installed"
   done
+}
+
+# requires_python_nbd: skip unless /usr/bin/python3 has libnbd's nbd module.
+requires_python_nbd() {
+  [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import nbd' 2>/dev/null ||
+    skip "no python3-libnbd (the nbd module of /usr/bin/python3)"
 }
 
 # requires_cluster: skip unless CEPH_CONF is set; fail if its cluster is down

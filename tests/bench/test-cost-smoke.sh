@@ -13,7 +13,7 @@
 . "${RBDX_TESTS:-$(dirname "$0")/..}/lib.sh"
 
 requires nbdkit rbd ceph-mon ceph-osd
-/usr/bin/python3 -c 'import nbd' 2>/dev/null || skip "no python3-libnbd"
+requires_python_nbd
 [ -r "$RBDX_PLUGIN" ] || fail "plugin not built: $RBDX_PLUGIN"
 export RBDX_ENGINE=${RBDX_ENGINE:-$RBDX_BUILD/server/rbdx-engine}
 

@@ -11,8 +11,7 @@
 # has RBDX_SHARED_MS_ASYNC_OP_THREADS (2) unless the user set it.
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
-[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import nbd' 2>/dev/null ||
-  skip "no python3-libnbd (the nbd module of /usr/bin/python3)"
+requires_python_nbd
 
 img=$(new_image 16M)
 dir=$(tmpdir)

@@ -29,14 +29,7 @@ import os, socket, struct, time
 P = os.environ["SOCK"]
 READ, WRITE = 0, 1
 MAGIC = 0x25609513
-def recvn(s, n):
-    b = bytearray()
-    while len(b) < n:
-        c = s.recv(n - len(b))
-        if not c:
-            raise EOFError("connection closed after %d of %d bytes" % (len(b), n))
-        b += c
-    return bytes(b)
+from rbdxtest import recvn
 def conn():
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(P)
@@ -134,14 +127,7 @@ serve_engine "$d/q.sock" -- "$img" qos.bps_limit=65536
 SOCK="$d/q.sock" python3 - <<'PY' || fail "a delayed write waited for a later write's payload"
 import os, socket, struct, sys, time
 P = os.environ["SOCK"]
-def recvn(s, n):
-    b = bytearray()
-    while len(b) < n:
-        c = s.recv(n - len(b))
-        if not c:
-            raise EOFError
-        b += c
-    return bytes(b)
+from rbdxtest import recvn
 def hdr(h, off, n):
     return struct.pack(">IHHQQI", 0x25609513, 0, 1, h, off, n)
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

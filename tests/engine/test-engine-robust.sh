@@ -59,14 +59,7 @@ def conn(path):
     return s
 def req(s, t, off, n, data=b"", flags=0, h=0, magic=0x25609513):
     s.sendall(struct.pack(">IHHQQI", magic, flags, t, h, off, n) + data)
-def recvn(s, n):
-    b = bytearray()
-    while len(b) < n:
-        c = s.recv(n - len(b))
-        if not c:
-            raise EOFError
-        b += c
-    return bytes(b)
+from rbdxtest import recvn
 def reply(s, n=0):
     magic, err, h = struct.unpack(">IIQ", recvn(s, 16))
     assert magic == 0x67446698
@@ -83,7 +76,7 @@ def rss_mib(pid):
         if l.startswith("VmRSS:"):
             return int(l.split()[1]) // 1024
 PY
-export PYTHONPATH=$d
+export PYTHONPATH="$d:$PYTHONPATH"
 
 say "part 1: protocol errors, pipelining, memory bounds"
 serve_engine "$d/e.sock" -- "$img"

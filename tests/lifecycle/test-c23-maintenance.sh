@@ -21,7 +21,7 @@
 . "$(dirname "$0")/../lib.sh"
 requires_cluster
 requires python3 timeout
-/usr/bin/python3 -c 'import nbd' 2>/dev/null || skip "python3-libnbd is not installed"
+requires_python_nbd
 
 clients=$(dirname "$0")/c23-clients.py
 d=$(tmpdir)

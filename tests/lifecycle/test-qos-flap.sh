@@ -16,8 +16,7 @@
 # to about 1.8e10 s).
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
-[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import nbd' 2>/dev/null ||
-  skip "no python3-libnbd (the nbd module of /usr/bin/python3)"
+requires_python_nbd
 
 d=$(tmpdir)
 img=$(new_image 16M)
@@ -25,15 +24,11 @@ img=$(new_image 16M)
 # check SOCK METRICS KIND
 check() {
   /usr/bin/python3 - "$@" "$img" <<'PY' || fail "$3: see above"
-import nbd, os, re, subprocess, sys, time
+import nbd, subprocess, sys, time
+from rbdxtest import qos_waited
 sock, metrics, kind, img = sys.argv[1:5]
 def waited():
-    try:
-        m = re.search(r"^rbdx_qos_wait_seconds_total\{[^}]*\} (\S+)$",
-                      open(metrics).read(), re.M)
-    except OSError:
-        return 0.0
-    return float(m.group(1)) if m else 0.0
+    return qos_waited(metrics)
 def limit(v):
     subprocess.run(["rbd", "config", "image", "set", img,
                     "rbd_qos_bps_limit", str(v)], check=True,

@@ -14,8 +14,7 @@
 # under 60 s (the time not waited is taken off).
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
-[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import nbd' 2>/dev/null ||
-  skip "no python3-libnbd (the nbd module of /usr/bin/python3)"
+requires_python_nbd
 
 d=$(tmpdir)
 img=$(new_image 16M)
@@ -23,15 +22,11 @@ img=$(new_image 16M)
 # check SOCK METRICS KIND
 check() {
   /usr/bin/python3 - "$@" "$img" <<'PY' || fail "$3: see above"
-import nbd, re, subprocess, sys, threading, time
+import nbd, subprocess, sys, threading, time
+from rbdxtest import qos_waited
 sock, metrics, kind, img = sys.argv[1:5]
 def waited():
-    try:
-        m = re.search(r"^rbdx_qos_wait_seconds_total\{[^}]*\} (\S+)$",
-                      open(metrics).read(), re.M)
-    except OSError:
-        return 0.0
-    return float(m.group(1)) if m else 0.0
+    return qos_waited(metrics)
 h = nbd.NBD()
 h.connect_unix(sock)
 data = b"\xa5" * (1 << 20)

@@ -24,8 +24,7 @@
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 requires ceph
-[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import nbd' 2>/dev/null ||
-  skip "no python3-libnbd (the nbd module of /usr/bin/python3)"
+requires_python_nbd
 
 auto=$(nbdkit "$RBDX_PLUGIN" --dump-plugin | sed -n 's/^rbdx_ceph_context_auto=//p')
 release=$(nbdkit "$RBDX_PLUGIN" --dump-plugin | sed -n 's/^rbdx_ceph_release=//p')

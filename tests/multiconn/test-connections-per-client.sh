@@ -12,8 +12,7 @@
 # connections_per_client=0 is a startup error naming the parameter.
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
-[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import nbd' 2>/dev/null ||
-  skip "no python3-libnbd (the nbd module of /usr/bin/python3)"
+requires_python_nbd
 
 img=$(new_image 16M)
 dir=$(tmpdir)

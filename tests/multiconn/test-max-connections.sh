@@ -22,8 +22,7 @@
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 requires nbdsh
-[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import nbd' 2>/dev/null ||
-  skip "no python3-libnbd (the nbd module of /usr/bin/python3)"
+requires_python_nbd
 
 img=$(new_image 16M)
 dir=$(tmpdir)
