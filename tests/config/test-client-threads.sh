@@ -19,20 +19,15 @@ dir=$(tmpdir)
 # workers SOCK PID: msgr-worker threads of PID while one connection is open.
 workers() {
   /usr/bin/python3 - "$1" "$2" <<'PY'
-import nbd, os, sys, time
+import nbd, sys, time
+from rbdxtest import threads_named
 sock, pid = sys.argv[1], int(sys.argv[2])
 h = nbd.NBD()
 h.connect_unix(sock)
 h.pwrite(b"w" * 4096, 0)   # the shared writer's client too
 h.flush()
 time.sleep(0.5)
-n = 0
-for t in os.listdir(f"/proc/{pid}/task"):
-    try:
-        n += open(f"/proc/{pid}/task/{t}/comm").read().startswith("msgr-worker")
-    except OSError:
-        pass
-print(n)
+print(threads_named(pid, "msgr-worker", prefix=True))
 h.shutdown()
 PY
 }

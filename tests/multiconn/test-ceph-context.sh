@@ -39,16 +39,11 @@ dir=$(tmpdir)
 # reads what a first one wrote.
 contexts() {
   /usr/bin/python3 - "$@" <<'PY' || fail "$4: see above"
-import nbd, os, sys
+import nbd, sys
+from rbdxtest import threads_named
 sock, pid, want, kind = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 def logs():
-    n = 0
-    for t in os.listdir(f"/proc/{pid}/task"):
-        try:
-            n += open(f"/proc/{pid}/task/{t}/comm").read().strip() == "log"
-        except OSError:
-            pass
-    return n
+    return threads_named(pid, "log")
 hs = []
 for i in range(4):
     h = nbd.NBD()

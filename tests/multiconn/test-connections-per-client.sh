@@ -20,16 +20,11 @@ dir=$(tmpdir)
 # check SOCK PID KIND MAX_CLIENTS MIN_CLIENTS
 check() {
   /usr/bin/python3 - "$@" <<'PY' || fail "$3: see above"
-import nbd, os, sys, time
+import nbd, sys, time
+from rbdxtest import threads_named
 sock, pid, kind, most, least = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 def clients():
-    n = 0
-    for t in os.listdir(f"/proc/{pid}/task"):
-        try:
-            n += open(f"/proc/{pid}/task/{t}/comm").read().strip() == "ms_dispatch"
-        except OSError:
-            pass
-    return n
+    return threads_named(pid, "ms_dispatch")
 hs = []
 for i in range(8):
     h = nbd.NBD()

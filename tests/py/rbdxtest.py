@@ -4,6 +4,7 @@
 tests/lib.sh puts this folder on PYTHONPATH, so a test's heredoc can say
 ``from rbdxtest import recvn``.  Only what two or more tests use lives here.
 """
+import os
 import re
 
 
@@ -35,3 +36,20 @@ def qos_waited(metrics):
         return 0.0
     m = re.search(r"^rbdx_qos_wait_seconds_total\{[^}]*\} (\S+)$", text, re.M)
     return float(m.group(1)) if m else 0.0
+
+
+def threads_named(pid, name, prefix=False):
+    """How many threads of process pid have the name name (their comm,
+    /proc/PID/task/TID/comm; with prefix, a name that starts with it).
+
+    A thread that exits while it is counted is left out.
+    """
+    n = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{t}/comm") as f:
+                comm = f.read().strip()
+        except OSError:
+            continue
+        n += comm.startswith(name) if prefix else comm == name
+    return n
