@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* server/engine/econn.h: the built-in engine's connection, the struct
  * shared by its reader thread (reader.c: reading, parsing, submitting,
- * writing queued replies) and librbd's callback (reply.c: completions
- * and replies), with the small helpers both use (inline here, so that
- * neither calls into the other's file).
+ * writing queued replies; pending.c: the requests it holds or delays)
+ * and librbd's callback (reply.c: completions and replies), with the
+ * small helpers both use (inline here, so that neither calls into the
+ * other's file).
  * Private to the engine; see engine.h for what it does and why.
  */
 #ifndef RBDX_SERVER_ENGINE_ECONN_H

@@ -24,8 +24,8 @@
  *              delays for QoS (pending.h)
  *   reply.c    what librbd's callback runs: completions, replies
  *              (reply.h)
- *   econn.h    the connection struct both share, and the small helpers
- *              both use (inline)
+ *   econn.h    the connection struct they share, and the small helpers
+ *              they use (inline)
  *   host.c     the core's host services (rbdx/log.h, host.h)
  *   listen.c   the listening sockets, mode 0600 from bind (listen.h)
  * This header declares nothing: it is the engine's overview.

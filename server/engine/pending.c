@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* server/engine/pending.c: requests parsed but not submitted yet
- * (pending.h): held by the image's quiesce gate or delayed by QoS.  The
- * reader never sleeps on them, so later requests (a read behind a
- * throttled write) and replies keep moving. */
+ * (pending.h): held by the image's quiesce gate or delayed by QoS. */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>

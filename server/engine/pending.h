@@ -17,32 +17,39 @@
  * reader (econn_wake).  Once, before the first epending_submit. */
 void epending_init (struct econn *ec);
 
-/** Submit @p rq to @p ctx (econn_submit, reply.h), unless it is a write, trim or
- * zero the gate holds now or a held one is already waiting: then it
- * waits, in order, for epending_run_held. */
+/** Submit @p rq to @p ctx (econn_submit, reply.h: the request is then
+ * answered through econn_reply), unless the connection has a quiesce
+ * gate and @p rq is a write, trim or zero that the gate holds now, or
+ * one is held already: then @p rq waits in ec->held, in order, for
+ * epending_run_held.  rq->gated is set once the gate counted it; its
+ * target and next are overwritten. */
 void epending_submit (struct econn *ec, struct ereq *rq,
                       struct rbdx_ctx *ctx);
 
 /** Keep @p rq, which QoS reserved under limits generation @p gen
- * (rbdx_qos_generation) and as a write-type request if @p write, until
- * @p ns nanoseconds from now; then epending_run submits it to @p ctx. */
+ * (rbdx_qos_generation) and as a write-type request if @p write, in
+ * ec->delayed until @p ns (> 0) nanoseconds from now; epending_run then
+ * passes it to epending_submit for @p ctx (so the gate may still hold
+ * it). */
 void epending_delay (struct econn *ec, struct ereq *rq, struct rbdx_ctx *ctx,
                      int64_t ns, bool write, uint64_t gen);
 
 /** Submit the delayed requests that are due, or all of them with @p all
  * (the connection ends: what was accepted is carried out), then the held
- * ones the gate lets pass.  Delayed requests reserved under limits that
- * changed since are reserved again first, so a limit removed or raised
- * lets them go now. */
+ * ones the gate lets pass.  Without @p all, if the limits changed since
+ * (rbdx_qos_generation), the delayed requests not yet due are reserved
+ * again first, so a limit removed or raised lets them go now; the time
+ * they did not wait is taken off the connection's qos_wait_ns. */
 void epending_run (struct econn *ec, bool all);
 
-/** Submit the held writes the gate lets pass now (the delayed ones are
- * left alone). */
+/** Submit the held writes, trims and zeroes the gate lets pass now (the
+ * delayed requests are left alone). */
 void epending_run_held (struct econn *ec);
 
 /** @return how long the reader may wait for input before a delayed
- * request is due: ms, rounded up, at most RBDX_QOS_RECHECK_NS so that
- * new limits are seen; 0 if one is due now; -1 if none is delayed. */
+ * request is due: ms, rounded up, at most RBDX_QOS_RECHECK_NS / 1000000
+ * ms so that new limits are seen; 0 if one is due now; -1 if none is
+ * delayed. */
 int epending_due_ms (const struct econn *ec);
 
 #endif

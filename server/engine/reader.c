@@ -3,8 +3,9 @@
  * (reader.h): it parses each complete request in its buffer and submits
  * it (one the quiesce gate holds or QoS delays waits in pending.c: the
  * reader never sleeps on it); librbd's callback writes the replies
- * (reply.c), what the socket did not take is written here.  At the end it waits for every
- * request in flight to be answered, then closes the connection. */
+ * (reply.c), what the socket did not take is written here.  At the end
+ * it waits for every request in flight to be answered, then closes the
+ * connection. */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>

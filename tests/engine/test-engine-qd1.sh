@@ -26,10 +26,10 @@ img=$(new_image 16M)
 serve_engine "$d/e.sock" -- "$img"
 SOCK="$d/e.sock" python3 - <<'PY' || fail "QD1/QD2 cases failed"
 import os, socket, struct, time
+from rbdxtest import recvn
 P = os.environ["SOCK"]
 READ, WRITE = 0, 1
 MAGIC = 0x25609513
-from rbdxtest import recvn
 def conn():
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(P)
@@ -126,8 +126,8 @@ stop_server "$d/e.sock"
 serve_engine "$d/q.sock" -- "$img" qos.bps_limit=65536
 SOCK="$d/q.sock" python3 - <<'PY' || fail "a delayed write waited for a later write's payload"
 import os, socket, struct, sys, time
-P = os.environ["SOCK"]
 from rbdxtest import recvn
+P = os.environ["SOCK"]
 def hdr(h, off, n):
     return struct.pack(">IHHQQI", 0x25609513, 0, 1, h, off, n)
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -51,6 +51,7 @@ img=$(new_image 64M)
 engine=$RBDX_BUILD/server/rbdx-engine
 cat >"$d/nbd.py" <<'PY'
 import os, socket, struct, threading, time
+from rbdxtest import recvn
 def conn(path):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(path)
@@ -59,7 +60,6 @@ def conn(path):
     return s
 def req(s, t, off, n, data=b"", flags=0, h=0, magic=0x25609513):
     s.sendall(struct.pack(">IHHQQI", magic, flags, t, h, off, n) + data)
-from rbdxtest import recvn
 def reply(s, n=0):
     magic, err, h = struct.unpack(">IIQ", recvn(s, 16))
     assert magic == 0x67446698
@@ -76,7 +76,7 @@ def rss_mib(pid):
         if l.startswith("VmRSS:"):
             return int(l.split()[1]) // 1024
 PY
-export PYTHONPATH="$d:$PYTHONPATH"
+export PYTHONPATH="$d${PYTHONPATH:+:$PYTHONPATH}"
 
 say "part 1: protocol errors, pipelining, memory bounds"
 serve_engine "$d/e.sock" -- "$img"

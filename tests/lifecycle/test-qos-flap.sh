@@ -27,8 +27,6 @@ check() {
 import nbd, subprocess, sys, time
 from rbdxtest import qos_waited
 sock, metrics, kind, img = sys.argv[1:5]
-def waited():
-    return qos_waited(metrics)
 def limit(v):
     subprocess.run(["rbd", "config", "image", "set", img,
                     "rbd_qos_bps_limit", str(v)], check=True,
@@ -48,10 +46,10 @@ for i, p in enumerate(pats):
 for i in range(4):
     h.aio_pread(nbd.Buffer(L), (9 + i) * L, completion=done(("r", i)))
 end = time.monotonic() + 60
-while waited() < 20:
+while qos_waited(metrics) < 20:
     h.poll(0)
     if time.monotonic() > end or len(calls) == 12:
-        sys.exit(f"{kind}: the requests were never delayed (waited {waited()} s,"
+        sys.exit(f"{kind}: the requests were never delayed (waited {qos_waited(metrics)} s,"
                  f" {len(calls)} done)")
     time.sleep(0.1)
 for v in (131072, 8192, 65536, 4096, 32768):
@@ -76,8 +74,8 @@ for i, p in enumerate(pats):
 print(f"{kind}: all 12 done {late:.1f} s after the limit was set to 0",
       file=sys.stderr)
 time.sleep(2.5)          # metrics_interval=1: the file catches up
-if not 0 < waited() < 120:
-    sys.exit(f"{kind}: {waited()} s of QoS wait counted")
+if not 0 < qos_waited(metrics) < 120:
+    sys.exit(f"{kind}: {qos_waited(metrics)} s of QoS wait counted")
 h.shutdown()
 PY
 }

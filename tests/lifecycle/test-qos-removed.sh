@@ -25,8 +25,6 @@ check() {
 import nbd, subprocess, sys, threading, time
 from rbdxtest import qos_waited
 sock, metrics, kind, img = sys.argv[1:5]
-def waited():
-    return qos_waited(metrics)
 h = nbd.NBD()
 h.connect_unix(sock)
 data = b"\xa5" * (1 << 20)
@@ -40,9 +38,9 @@ def write():
 t = threading.Thread(target=write, daemon=True)
 t.start()
 end = time.monotonic() + 60
-while waited() < 200:
+while qos_waited(metrics) < 200:
     if time.monotonic() > end or errs or done:
-        sys.exit(f"{kind}: the write was never delayed (waited {waited()} s, "
+        sys.exit(f"{kind}: the write was never delayed (waited {qos_waited(metrics)} s, "
                  f"done {bool(done)}, {errs})")
     time.sleep(0.1)
 subprocess.run(["rbd", "config", "image", "rm", img, "rbd_qos_bps_limit"],
@@ -58,8 +56,8 @@ if h.pread(1 << 20, 1 << 20) != data:
 print(f"{kind}: the write went on {done[0] - removed:.1f} s after the limit "
       "was removed", file=sys.stderr)
 time.sleep(2.5)          # metrics_interval=1: the file catches up
-if waited() >= 60:
-    sys.exit(f"{kind}: {waited()} s of QoS wait counted")
+if qos_waited(metrics) >= 60:
+    sys.exit(f"{kind}: {qos_waited(metrics)} s of QoS wait counted")
 h.shutdown()
 PY
 }

@@ -3,6 +3,8 @@
 
 tests/lib.sh puts this folder on PYTHONPATH, so a test's heredoc can say
 ``from rbdxtest import recvn``.  Only what two or more tests use lives here.
+(tests/bench/ keeps its own few lines of the same kind: its scripts run
+without lib.sh.)
 """
 import os
 import re
