@@ -271,7 +271,7 @@ static const char *
 rbdx_export_description (void *handle)
 {
   struct rbdx_conn *conn = handle;
-  char id[256];
+  char id[RBDX_IDENT_TEXT_MAX];
 
   /* The identity lets a client (the rbdx mapper) pin what it mapped. */
   rbdx_ident_format (&conn->ctx->ident, id, sizeof id);

@@ -44,22 +44,41 @@ struct rbdx_ident {
   uint64_t snap_id;                      /**< RBDX_NOSNAP for the head. */
 };
 
+/** Longest text rbdx_ident_format prints, in bytes with the NUL: a pool
+ * id of up to 19 digits, a namespace and an image id each escaped to at
+ * most three bytes a byte, a snapshot id of up to 20 digits.  Every
+ * buffer that holds an identity's text (logs, the engine's control
+ * answer, the mapper's state and backend string) has this size. */
+#define RBDX_IDENT_TEXT_MAX 1024
+
 /** True when @p a and @p b name the same image (or the same snapshot).
  * Thread-safe. */
 bool rbdx_ident_equal (const struct rbdx_ident *a, const struct rbdx_ident *b);
 
 /** Print @p id as "POOLID/[NS/]IMAGEID[@SNAPID]" (decimal ids, the
- * form used in logs and by the mapper's state) into @p buf of @p len
- * bytes.  @return the length the full text needs, like snprintf.
- * Thread-safe. */
+ * form used in logs, in the export description, in the engine's control
+ * answer and by the mapper's state) into @p buf of @p len bytes
+ * (RBDX_IDENT_TEXT_MAX always suffices).
+ *
+ * A RADOS namespace can hold any byte (a space, a newline, '@', '%'),
+ * and a format-1 image's id is its name; so every byte of the namespace
+ * and the image id outside [A-Za-z0-9._:+-] (and '/' in the namespace)
+ * is printed as %XX, upper-case hex.  The text thus never holds a space
+ * or a control character, and a reader that splits at whitespace gets
+ * all of it or nothing that parses: it can never be cut into another
+ * image's identity.  @return the length the full text needs, like
+ * snprintf.  Thread-safe. */
 size_t rbdx_ident_format (const struct rbdx_ident *id, char *buf, size_t len);
 
 /** Parse the form rbdx_ident_format prints into @p out.  The pool id and
  * snapshot id are decimal (a snapshot id below UINT64_MAX - 1, Ceph's
  * reserved ids), the image id has no '/' or '@', the
  * namespace (optional) is everything between the first and the last '/'.
- * @return 0; -EINVAL for malformed text or a part too long (@p out is
- *         then untouched).  Thread-safe. */
+ * Only the text rbdx_ident_format would print for the result is
+ * accepted (its escapes, upper-case hex, nothing escaped needlessly), so
+ * one identity has one text and the mapper may compare texts.
+ * @return 0; -EINVAL for malformed or non-canonical text, an escaped NUL,
+ *         or a part too long (@p out is then untouched).  Thread-safe. */
 int rbdx_ident_parse (const char *text, struct rbdx_ident *out);
 
 #ifdef __cplusplus

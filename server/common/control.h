@@ -28,7 +28,7 @@
 #define RBDX_CONTROL_CONNECT "CONNECT"
 
 /** Longest message either side sends, in bytes. */
-#define RBDX_CONTROL_MSG_MAX 1024
+#define RBDX_CONTROL_MSG_MAX 2048
 
 /** The start of an answer that succeeded, and of one that failed. */
 #define RBDX_CONTROL_OK "OK "

@@ -80,7 +80,7 @@ static void
 log_open (const struct rbdx_conn *conn, enum rbdx_writers policy)
 {
   const struct rbdx_ctx *ctx = conn->ctx;
-  char id[256];
+  char id[RBDX_IDENT_TEXT_MAX];
 
   rbdx_ident_format (&ctx->ident, id, sizeof id);
   rbdx_debug ("rbdx: opened %s (%s) %s, %" PRIu64 " bytes, features 0x%"
@@ -174,7 +174,7 @@ rbdx_conn_probe (const struct rbdx_options *o, const struct rbdx_spec *spec,
                  const struct rbdx_ident *ident, char *err, size_t errlen)
 {
   struct rbdx_ctx *ctx;
-  char id[256];
+  char id[RBDX_IDENT_TEXT_MAX];
   int r;
 
   r = rbdx_ctx_open (o, spec, ident, RBDX_CTX_READONLY | RBDX_CTX_PROBE,

@@ -136,7 +136,7 @@ open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
   if (r < 0) {
     ctx->image = NULL;
     if (r == -ENOENT && ident) {
-      char id[256];
+      char id[RBDX_IDENT_TEXT_MAX];
 
       rbdx_ident_format (ident, id, sizeof id);
       snprintf (err, errlen, "image '%s' with identity %s does not exist "

@@ -90,7 +90,7 @@ struct snapshot {
 static void
 labels (FILE *f, const char *name, const struct rbdx_ident *id)
 {
-  char ident[256];
+  char ident[RBDX_IDENT_TEXT_MAX];
 
   fputs ("image=\"", f);
   for (const char *p = name; *p; p++) {

@@ -460,6 +460,14 @@ options_complete (struct rbdx_options *o, char *err, size_t errlen)
     return rbdx_opt_err (err, errlen, "identity= pins the image given as image= "
                     "(a snapshot identity for a snapshot spec or snap_id=, "
                     "then that one), without pool=");
+  /* A namespace cannot be renamed: a pinned image is in the spec's own
+   * (a pool can, so the pool is kept by id alone). */
+  if (o->identity_set &&
+      strcmp (o->identity.ns, o->spec.ns ? o->spec.ns : "") != 0)
+    return rbdx_opt_err (err, errlen, "identity= names an image of namespace "
+                    "'%s', but image='%s' is in namespace '%s'",
+                    o->identity.ns, o->image_text,
+                    o->spec.ns ? o->spec.ns : "");
   if (o->exclusive && o->writers == RBDX_WRITERS_PER_CONNECTION)
     return rbdx_opt_err (err, errlen, "exclusive=true needs one lock owner: it "
                  "cannot be combined with writers=per-connection");

@@ -87,7 +87,7 @@ read_limits (const struct rbdx_options *o, rbd_image_t image, struct limits *l)
 static void
 apply (struct rbdx_qos *q, const struct limits *l)
 {
-  char id[256], text[512] = "";
+  char id[RBDX_IDENT_TEXT_MAX], text[512] = "";
   bool any = false;
   int64_t now = (int64_t) rbdx_clock_ns ();
 

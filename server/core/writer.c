@@ -111,7 +111,7 @@ rbdx_writer_get (const struct rbdx_options *o, const struct rbdx_spec *spec,
                  char *err, size_t errlen)
 {
   struct rbdx_writer *w, *nw, *dead = NULL, *dead2 = NULL;
-  char id[256];
+  char id[RBDX_IDENT_TEXT_MAX];
   int r;
 
   pthread_mutex_lock (&table_lock);

@@ -252,7 +252,7 @@ control_refuse (int cfd, int errnum, const char *why)
 static bool
 control_message (struct engine *e, int cfd)
 {
-  char msg[64], reply[RBDX_CONTROL_MSG_MAX], err[512] = "", id[320];
+  char msg[64], reply[RBDX_CONTROL_MSG_MAX], err[512] = "", id[RBDX_IDENT_TEXT_MAX];
   struct rbdx_conn *conn;
   ssize_t n = recv (cfd, msg, sizeof msg, MSG_TRUNC);
   int sv[2];

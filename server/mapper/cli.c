@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "common/limits.h"
 #include "params.h"
+#include "state.h"
 #include "nbd-compat.h"
 #include "target.h"
 
@@ -91,9 +92,19 @@ void
 cli_check_args (const char *target, char *const *params, size_t nparams)
 {
   char why[1024];
+  size_t total = 0;
 
   if (rbdx_args_check (target, params, nparams, why, sizeof why) < 0)
     die (2, "%s", why);
+  /* The state file keeps every parameter for the servers the supervisor
+   * starts later; one that did not fit would be silently missing from
+   * them (a keyring, an id), so too many bytes are refused now. */
+  for (size_t i = 0; i < nparams; i++)
+    total += strlen (params[i]) + 1;
+  if (total >= sizeof ((struct rbdx_state *) NULL)->params)
+    die (2, "the plugin parameters of %s take %zu bytes; a mapping keeps at "
+         "most %zu", target, total,
+         sizeof ((struct rbdx_state *) NULL)->params - 1);
 }
 
 /* TARGET [KEY=VALUE...] into the map options. */

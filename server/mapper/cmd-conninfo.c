@@ -49,6 +49,12 @@ cli_conninfo_to_map (struct cli *c, struct rbdx_conninfo *ci)
   if (c->nargs > 1)
     die (2, "--connection-info names the volume: no image spec or URI too");
   cli_set_target (c, args, 1);
+  /* Cinder's connection_info names an RBD volume, POOL/IMAGE: a "name"
+   * that is an NBD URI would map some other server's export with the
+   * fields (keyring, monitors) silently dropped. */
+  if (c->o.is_uri)
+    die (2, "--connection-info: the name '%s' is an NBD URI, not an RBD "
+         "image spec", c->o.target);
   for (size_t i = 0; i < ci->nparams; i++)
     cli_add_param (&c->o, "", ci->params[i]);
   if (ci->read_only)

@@ -62,6 +62,10 @@ identity_of (struct nbd_handle *h, char *buf, size_t len)
   n = p ? strlen (p + sizeof key - 1) : 0;
   if (n > 1 && n <= len && p[sizeof key - 1 + n - 1] == ')')
     snprintf (buf, len, "%.*s", (int) (n - 1), p + sizeof key - 1);
+  /* Only a whole identity in rbdx's own form counts (its escapes keep
+   * spaces and ')' out of it); anything else is an unknown identity. */
+  if (*buf && rbdx_ident_parse (buf, &(struct rbdx_ident) { 0 }) < 0)
+    *buf = '\0';
   free (desc);
 }
 
@@ -74,16 +78,16 @@ engine_connect (const char *path, int *fd_out, struct rbdx_export *exp,
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   union { struct cmsghdr h; char b[CMSG_SPACE (sizeof (int))]; } u;
-  char msg[1024];
+  char msg[RBDX_CONTROL_MSG_MAX];
   struct iovec iov = { msg, sizeof msg - 1 };
   struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
                        .msg_control = u.b, .msg_controllen = sizeof u.b };
   struct cmsghdr *cm;
   unsigned long long size;
   unsigned flags, min_block;
-  char ident[320] = "";
+  const char *ident = "";
   ssize_t n;
-  int c, fd = -1, e;
+  int c, fd = -1, e, at = -1;
 
   if (strlen (path) >= sizeof sa.sun_path)
     return -ENAMETOOLONG;
@@ -124,8 +128,13 @@ engine_connect (const char *path, int *fd_out, struct rbdx_export *exp,
       memcpy (&fd, CMSG_DATA (cm), sizeof fd);
   if (strncmp (msg, RBDX_CONTROL_OK, strlen (RBDX_CONTROL_OK)) != 0 ||
       fd < 0 ||
-      sscanf (msg + strlen (RBDX_CONTROL_OK), "%llu %u %u %319s", &size,
-              &flags, &min_block, ident) < 3) {
+      sscanf (msg + strlen (RBDX_CONTROL_OK), "%llu %u %u%n", &size,
+              &flags, &min_block, &at) < 3 || at < 0 ||
+      /* The identity is the rest of the answer, whole: one that does
+       * not parse is refused, never cut to a part that might. */
+      (*(ident = msg + strlen (RBDX_CONTROL_OK) + at) &&
+       (*ident++ != ' ' ||
+        (*ident && rbdx_ident_parse (ident, &(struct rbdx_ident) { 0 }) < 0)))) {
     const char *text = strncmp (msg, RBDX_CONTROL_ERR,
                                 strlen (RBDX_CONTROL_ERR)) == 0
                        ? strchr (msg + strlen (RBDX_CONTROL_ERR), ' ') : NULL;

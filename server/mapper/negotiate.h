@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "rbdx/identity.h"
 
 /** What the server told one connection in the handshake. */
 struct rbdx_export {
@@ -28,7 +29,7 @@ struct rbdx_export {
   /** The image identity an rbdx server states in the export description
    *  ("... (identity POOLID/[NS/]IMAGEID[@SNAPID])", see
    *  include/rbdx/identity.h), or "" when the server states none. */
-  char identity[320];
+  char identity[RBDX_IDENT_TEXT_MAX];
 };
 
 /** @p target prefix: the control socket of the built-in engine

@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "rbdx/identity.h"
+
 #define RBDX_TARGET_MAX 1024
 
 /** Room for a kernel backend identifier rbdx gives a device, bytes with
@@ -38,7 +40,7 @@ struct rbdx_state {
   /** The image identity the rbdx server stated when the device was mapped
    *  ("POOLID/[NS/]IMAGEID[@SNAPID]", include/rbdx/identity.h), or "" when
    *  it stated none (a foreign NBD server, an older rbdx). */
-  char identity[320];
+  char identity[RBDX_IDENT_TEXT_MAX];
   char metrics[300];               /**< the server's metrics_file, or "" */
   char engine[16];                 /**< "builtin" or "nbdkit" (image spec),
                                         "" for an NBD URI or an older rbdx */

@@ -60,7 +60,7 @@ struct sup {
   /* The image identity the server stated at map time ("" if none): every
    * server started later is pinned to it (identity=), and a re-attach to
    * a server stating another identity is refused. */
-  char identity[320];
+  char identity[RBDX_IDENT_TEXT_MAX];
   unsigned long reattaches, resizes, restarts;   /* for rbdx status */
   char metrics[300];       /* our server's metrics_file */
   char devfile[300];       /* the server's quiesce_device_file= */

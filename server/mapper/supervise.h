@@ -31,6 +31,7 @@
 #include <stddef.h>
 
 #include "nbd-compat.h"
+#include "rbdx/identity.h"
 
 /** Everything `rbdx map` and `rbdx attach` were told. */
 struct rbdx_map_opts {
@@ -51,7 +52,7 @@ struct rbdx_map_opts {
                                    --keyring and --exclusive land here) */
   size_t nparams;
   bool attach;                /**< attach to a connected device, no CONNECT */
-  char identity[320];         /**< attach: the image identity recorded at map
+  char identity[RBDX_IDENT_TEXT_MAX];         /**< attach: the image identity recorded at map
                                    time, "" if none (see state.h) */
   char cookie[RBDX_NBD_BACKEND_MAX]; /**< the kernel's backend identifier:
                                    rbd-nbd's --cookie with the connection

@@ -84,7 +84,7 @@ answer (int c, const char *uri)
 {
   struct rbdx_export e;
   const char *why = NULL, *id;
-  char msg[1024];
+  char msg[2048];
   int fd, r, sv[2];
 
   r = recv (c, msg, sizeof msg - 1, 0);

@@ -10,6 +10,10 @@
 #   - with identity= of x, after the rename and re-create, a new connection
 #     to the default export gets x-old (its size and data), and writes land
 #     there; a snapshot identity pins the snapshot;
+#   - a namespace named "<another image's id> x" (finding F1 of
+#     tests/README.md): its image's identity is stated escaped
+#     (POOLID/<id>%20x/IMAGEID), the identity cut at the space is refused
+#     for that spec, and the escaped one serves that image, not the other;
 #   - a malformed identity, identity= with pool=, a snapshot identity for a
 #     head spec, and the identity of a removed image make nbdkit exit
 #     non-zero before serving, naming the problem.
@@ -74,3 +78,24 @@ refused "identity= pins" "$img" identity="$sid"
 rbd snap purge --no-progress "$img-old" >/dev/null 2>&1
 rbd rm --no-progress "$img-old" >/dev/null 2>&1
 refused "with identity $id does not exist" "$img" identity="$id"
+
+say "a namespace named after another image's id, with a space"
+victim=$(new_image 4M)
+vid=$(identity_of "$victim")
+pool_id=${vid%%/*}
+ns="${vid#*/} x"
+nbdkit -U - "$RBDX_PLUGIN" "$victim" --run 'nbdsh -u "$uri" -c "h.pwrite(b\"\\x11\" * 4096, 0)"'
+rbd namespace create "rbd/$ns"
+at_exit "rbd rm --no-progress 'rbd/$ns/m' >/dev/null 2>&1; rbd namespace remove 'rbd/$ns' >/dev/null 2>&1"
+rbd create --no-progress --size 8M "rbd/$ns/m"
+nbdkit -U - "$RBDX_PLUGIN" "rbd/$ns/m" --run 'nbdsh -u "$uri" -c "h.pwrite(b\"\\x22\" * 4096, 0)"'
+mid=$(identity_of "rbd/$ns/m")
+[[ $mid =~ ^$pool_id/${vid#*/}%20x/[0-9a-f]+$ ]] || fail "identity of rbd/$ns/m is not escaped: '$mid'"
+refused "identity= names an image of namespace ''" "rbd/$ns/m" identity="$vid"
+serve "$d/n.sock" -- "rbd/$ns/m" identity="$mid"
+nbdsh -u "$(uri "$d/n.sock")" -c - <<'PY' || fail "the escaped identity did not pin the namespace's image"
+assert h.get_size() == 8 << 20, h.get_size()
+assert h.pread(4096, 0) == b"\x22" * 4096
+PY
+stop_server "$d/n.sock"
+say "identity $mid stated and pinned whole; $vid refused for rbd/$ns/m"

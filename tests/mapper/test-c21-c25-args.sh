@@ -13,7 +13,8 @@
 # with a newline:
 #   - exit 2 with a message naming the spec (a newline shown as \n);
 #   - no server was started, nothing was written in RBDX_RUN_DIR;
-# and a valid spec passes the check (as user nobody it then stops at
+# a connection_info name that is an NBD URI and parameters longer than the
+# state keeps are refused; and a valid spec passes the check (as user nobody it then stops at
 # "needs root").  What a server receives when a spec is accepted
 # (image=SPEC after "--") is tests/unit/test-server-args.c and the fuzz
 # target tests/fuzz/fuzz-args.c.  No cluster, no kernel.
@@ -140,6 +141,15 @@ if [ -x "$map_all" ]; then
 else
   say "rbdx-map-all not generated: rbdxtab part not run"
 fi
+
+# A connection_info "name" that is an NBD URI (its fields would be
+# dropped), and parameters longer than a mapping's state keeps (they
+# would be missing from every server started later).
+conninfo nbd+unix:///x?socket=/tmp/s >"$d/ci.json"
+refused "the name 'nbd+unix:///x?socket=/tmp/s' is an NBD URI" 2 "$rbdx" map --connection-info "$d/ci.json"
+long=$(printf 'x%.0s' {1..4100})
+refused "a mapping keeps at most 4095" 2 "$rbdx" map rbd/vm1 "id=$long"
+say "an NBD URI as connection_info name and oversized parameters refused"
 
 # A valid spec passes the check: as nobody, it then needs root.
 if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 &&

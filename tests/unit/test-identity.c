@@ -48,6 +48,43 @@ test_roundtrip (void **state)
   roundtrip ("0/ns/with/slashes/abc", 0, "ns/with/slashes", "abc",
              RBDX_NOSNAP);
   roundtrip ("3/name:old-format", 3, "", "name:old-format", RBDX_NOSNAP);
+  /* Bytes outside [A-Za-z0-9._:+-] (and '/' in a namespace) are %XX. */
+  roundtrip ("2/1015e593c829%20x/abc", 2, "1015e593c829 x", "abc",
+             RBDX_NOSNAP);
+  roundtrip ("2/a%40b%25c%0A/id@3", 2, "a@b%c\n", "id", 3);
+  roundtrip ("2/name:a%40b%2Fc%29", 2, "", "name:a@b/c)", RBDX_NOSNAP);
+  roundtrip ("2/%C3%A9/x", 2, "\xc3\xa9", "x", RBDX_NOSNAP);
+}
+
+/* The attack of the namespace "<victim's image id> x": its image's
+ * identity, split at whitespace by a reader, must never become the
+ * identity of the victim's image in the default namespace. */
+static void
+test_no_cut (void **state)
+{
+  struct rbdx_ident a = { .pool_id = 2, .ns = "1015e593c829 x",
+                          .image_id = "77aa", .snap_id = RBDX_NOSNAP };
+  struct rbdx_ident b;
+  char buf[RBDX_IDENT_TEXT_MAX];
+
+  rbdx_ident_format (&a, buf, sizeof buf);
+  assert_null (strpbrk (buf, " \t\n\r()"));
+  assert_int_equal (rbdx_ident_parse (buf, &b), 0);
+  assert_true (rbdx_ident_equal (&a, &b));
+  /* The longest identity fits RBDX_IDENT_TEXT_MAX. */
+  a.pool_id = INT64_MAX;
+  memset (a.ns, ' ', RBDX_NS_MAX);
+  a.ns[RBDX_NS_MAX] = '\0';
+  memset (a.image_id, '@', RBDX_IMAGE_ID_MAX);
+  a.image_id[RBDX_IMAGE_ID_MAX] = '\0';
+  a.snap_id = UINT64_MAX - 2;
+  assert_true (rbdx_ident_format (&a, buf, sizeof buf) < sizeof buf);
+  assert_int_equal (rbdx_ident_parse (buf, &b), 0);
+  assert_true (rbdx_ident_equal (&a, &b));
+  /* A short buffer gets a NUL-terminated prefix and the full length. */
+  assert_int_equal (rbdx_ident_format (&a, buf, 8), 19 + 1 + 3 * 255 + 1 +
+                    3 * 63 + 1 + 20);
+  assert_int_equal (strlen (buf), 7);
 }
 
 static void
@@ -80,6 +117,10 @@ test_malformed (void **state)
     "2/abc@18446744073709551614", "2/ns/",
     "99999999999999999999/abc",
     "2/0123456789012345678901234567890123456789012345678901234567890123",
+    /* Raw bytes that are escaped, bad or needless escapes, a NUL. */
+    "2/ns x/abc", "2/ns/a b", "2/ns/abc\n", "2/a%2fb/x", "2/%41/x",
+    "2/a%2/x", "2/a%/x", "2/a%GG/x", "2/a%00b/x", "2/ns/a%",
+    "2/n(s)/abc",
   };
   struct rbdx_ident id;
 
@@ -150,6 +191,17 @@ test_option (void **state)
   assert_int_equal (complete_pinned ("x", "rbd", "1/abc", err, sizeof err),
                     -EINVAL);
   assert_non_null (strstr (err, "without pool="));
+  /* The identity's namespace is the spec's (a namespace cannot be
+   * renamed); a pinned image of another namespace is refused. */
+  assert_int_equal (complete_pinned ("rbd/ns/x", NULL, "1/ns/abc", err,
+                                     sizeof err), 0);
+  assert_int_equal (complete_pinned ("rbd/x", NULL, "1/ns/abc", err,
+                                     sizeof err), -EINVAL);
+  assert_non_null (strstr (err, "namespace 'ns'"));
+  assert_int_equal (complete_pinned ("rbd/ns/x", NULL, "1/abc", err,
+                                     sizeof err), -EINVAL);
+  assert_int_equal (complete_pinned ("rbd/ns/x", NULL, "1/nt/abc", err,
+                                     sizeof err), -EINVAL);
 }
 
 int
@@ -157,6 +209,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_roundtrip),
+    cmocka_unit_test (test_no_cut),
     cmocka_unit_test (test_equal),
     cmocka_unit_test (test_malformed),
     cmocka_unit_test (test_option),
