@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx plugin: export names (see exports.h). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rbd/librbd.h>
 
 #include "rbdx/spec.h"
+#include "rbdx/clients.h"
 #include "rbdx/cluster.h"
 #include "rbdx/errors.h"
 #include "rbdx/log.h"
@@ -15,9 +18,10 @@
 #include "exports.h"
 
 const char *
-rbdx_export_describe (const char *name)
+rbdx_export_describe (const char *name, char *buf, size_t len)
 {
-  return nbdkit_printf_intern ("Ceph RBD image %s", name);
+  snprintf (buf, len, "Ceph RBD image %s", name);
+  return buf;
 }
 
 /* Does "POOL/[NS/]NAME" parse back to exactly this image?  Not when
@@ -47,6 +51,7 @@ list_pool (const struct rbdx_options *o, rados_ioctx_t io,
 {
   rbd_image_spec_t *images = NULL;
   char name[RBDX_EXPORT_MAX], shown[4 * RBDX_EXPORT_MAX];
+  char desc[RBDX_EXPORT_MAX + 32];
   size_t n = 0, i;
   int r;
 
@@ -74,7 +79,10 @@ list_pool (const struct rbdx_options *o, rados_ioctx_t io,
                           "('/' or '@', or too long)");
       continue;
     }
-    if (nbdkit_add_export (exports, name, rbdx_export_describe (name)) < 0)
+    /* nbdkit_add_export copies both strings. */
+    if (nbdkit_add_export (exports, name,
+                           rbdx_export_describe (name, desc,
+                                                 sizeof desc)) < 0)
       r = -ENOMEM;
   }
   if (images && n)
@@ -83,19 +91,62 @@ list_pool (const struct rbdx_options *o, rados_ioctx_t io,
   return r < 0 ? r : 0;
 }
 
+/* One listing's Ceph client at a time (see exports.h): held from
+ * before the budget is taken until the client is released. */
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The log of listings refused (busy, or the budget spent), with a rate
+ * limit of its own (rbdx/errors.h): a flood of listers cannot flood
+ * the log. */
+static struct rbdx_log_limit list_refusals = RBDX_LOG_LIMIT_INIT;
+
+/* Wait for list_lock at most RBDX_LIST_WAIT_S seconds.
+ * @return 0 with the lock held, or the errno of pthread_mutex_timedlock
+ * (ETIMEDOUT). */
+static int
+list_lock_take (void)
+{
+  struct timespec until;
+
+  clock_gettime (CLOCK_REALTIME, &until);
+  until.tv_sec += RBDX_LIST_WAIT_S;
+  return pthread_mutex_timedlock (&list_lock, &until);
+}
+
 int
 rbdx_exports_list (const struct rbdx_options *o, const char *canon,
+                   struct rbdx_budget *budget,
                    struct nbdkit_exports *exports)
 {
-  char err[512], shown[4 * sizeof err];
+  char err[512], shown[4 * sizeof err], desc[RBDX_EXPORT_MAX + 32];
   rados_ioctx_t io;
   rados_t c;
   int r;
 
   if (!o->pool)
-    return nbdkit_add_export (exports, canon, rbdx_export_describe (canon));
+    return nbdkit_add_export (exports, canon,
+                              rbdx_export_describe (canon, desc,
+                                                    sizeof desc));
 
-  r = rbdx_cluster_connect (o, &c, err, sizeof err);
+  r = list_lock_take ();
+  if (r != 0) {
+    rbdx_error_limited (&list_refusals, "rbdx: NBD_OPT_LIST refused: "
+                        "another listing of pool '%s' held the cluster "
+                        "for more than %d s (listings run one at a "
+                        "time): %s", o->pool, RBDX_LIST_WAIT_S,
+                        strerror (r));
+    errno = EAGAIN;
+    return -1;
+  }
+  if (rbdx_budget_take (budget, err, sizeof err) < 0) {
+    pthread_mutex_unlock (&list_lock);
+    rbdx_error_limited (&list_refusals, "rbdx: NBD_OPT_LIST refused (a "
+                        "listing needs a Ceph client, counted as a "
+                        "connection): %s", err);
+    errno = EMFILE;
+    return -1;
+  }
+
+  r = rbdx_cluster_acquire (o, &c, err, sizeof err);
   if (r == 0) {
     r = rbdx_cluster_open_pool (c, o->pool, o->pool_ns, &io, err,
                                 sizeof err);
@@ -106,8 +157,10 @@ rbdx_exports_list (const struct rbdx_options *o, const char *canon,
         snprintf (err, sizeof err, "cannot list the images of pool '%s': %s",
                   o->pool, strerror (-r));
     }
-    rados_shutdown (c);
+    rbdx_cluster_release (c);
   }
+  rbdx_budget_give (budget);
+  pthread_mutex_unlock (&list_lock);
   if (r < 0) {
     nbdkit_error ("rbdx: %s", rbdx_printable (err, shown, sizeof shown));
     return -1;

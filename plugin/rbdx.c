@@ -59,7 +59,8 @@
 static struct rbdx_options opts;
 static char canon[RBDX_EXPORT_MAX];   /* default export, "" in pool mode */
 /* max_connections=: connections open now against the limit, counted in
- * .open before a context is made and out in .close. */
+ * .open before a context is made and out in .close, and the one
+ * pool-mode listing while its Ceph client exists (exports.h). */
 static struct rbdx_budget budget;
 /* The log of refused connections (max_connections=) and of connections
  * that failed to open (a cluster error, a writer refused), each with a
@@ -179,7 +180,7 @@ rbdx_get_ready (void)
 static int
 rbdx_list_exports (int readonly, int is_tls, struct nbdkit_exports *exports)
 {
-  return rbdx_exports_list (&opts, canon, exports);
+  return rbdx_exports_list (&opts, canon, &budget, exports);
 }
 
 static const char *
@@ -271,12 +272,15 @@ static const char *
 rbdx_export_description (void *handle)
 {
   struct rbdx_conn *conn = handle;
-  char id[RBDX_IDENT_TEXT_MAX];
+  char id[RBDX_IDENT_TEXT_MAX], desc[RBDX_EXPORT_MAX + 32];
 
-  /* The identity lets a client (the rbdx mapper) pin what it mapped. */
+  /* The identity lets a client (the rbdx mapper) pin what it mapped.
+   * Interned here, on the connection's thread with its context (nbdkit
+   * frees it with the connection). */
   rbdx_ident_format (&conn->ctx->ident, id, sizeof id);
   return nbdkit_printf_intern ("%s (identity %s)",
-                               rbdx_export_describe (conn->ctx->name), id);
+                               rbdx_export_describe (conn->ctx->name, desc,
+                                                     sizeof desc), id);
 }
 
 static int
