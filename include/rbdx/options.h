@@ -223,7 +223,10 @@ rbdx_options_snapshot (const struct rbdx_options *o)
  * quiesce_device_file
  * (rbdx_quiesce_option_set), and ceph.NAME (repeatable; a later value for the same NAME
  * replaces the earlier one).  Every other key, an empty value, or a
- * repeated non-repeatable key is an error.
+ * repeated non-repeatable key is an error; so are an image= that
+ * rbdx_spec_parse refuses (a "." or ".." name among them), a pool= whose
+ * pool or namespace is "." or "..", and a cluster= or ceph.cluster= that
+ * is not rbdx_cluster_name_valid (the message names the value).
  *
  * @param err  receives a one-line message naming the key and value on
  *             error, "out of memory" for -ENOMEM (always NUL-terminated
@@ -277,6 +280,15 @@ int rbdx_parse_size (const char *text, uint64_t *v);
  * value holding a $variable is Ceph's to expand and is left alone.
  * Pure. */
 bool rbdx_options_wants_absolute (const char *key, const char *value);
+
+/** Whether @p name is a Ceph cluster name rbdx accepts: one or more of
+ * [A-Za-z0-9_-] and nothing else (NULL or "" is not).  The cluster name
+ * becomes a path component in librados ($cluster in /etc/ceph/$cluster.conf
+ * and the default keyring paths), so a '/', a '.' or ".." would reach
+ * another file; rbdx_options_set refuses cluster= and ceph.cluster= that
+ * fail this, and the mapper refuses cluster= (rbdx_args_check) and
+ * connection_info's cluster_name.  Pure, thread-safe. */
+bool rbdx_cluster_name_valid (const char *name);
 
 /** Parse a boolean the way nbdkit does: 1/true/yes/on, 0/false/no/off
  * (any case).  @return 1, 0, or -EINVAL. */

@@ -38,6 +38,13 @@ struct rbdx_spec {
  * value for control characters uses this one.  Thread-safe. */
 bool rbdx_spec_has_control (const char *s);
 
+/** Is @p name "." or ".."?  The spec grammar refuses either as a pool,
+ * namespace, image or snapshot name (rbdx_spec_parse): the mapper makes
+ * the canonical spec a path under its link directory (/dev/rbdx/SPEC), where
+ * "." and ".." would name the directory itself or its parent.  Pure,
+ * thread-safe. */
+bool rbdx_spec_name_is_dots (const char *name);
+
 /** Parse @p text into @p out.
  *
  * @param text          the spec, e.g. "img", "pool/img", "pool/ns/img@snap".
@@ -48,7 +55,9 @@ bool rbdx_spec_has_control (const char *s);
  *                      fragment naming the problem (may be NULL).
  * @return 0 on success; -EINVAL for a malformed spec (empty string or
  *         component, more than two '/', more than one '@', '@' in the
- *         pool or namespace part, control characters, longer than
+ *         pool or namespace part, a pool, namespace, image or snapshot
+ *         name (@p default_pool included) that is "." or "..", control
+ *         characters, longer than
  *         RBDX_SPEC_MAX bytes in canonical form, i.e. with
  *         @p default_pool and '/' added when @p text names no pool, so
  *         that rbdx_spec_format's text always parses again);

@@ -29,6 +29,10 @@ set_ceph (struct rbdx_options *o, const char *name, const char *value,
   if (strchr (name, ' ') || strchr (name, '.'))
     return rbdx_opt_err (err, errlen, "ceph.%s: a Ceph option name has no spaces "
                  "or dots (use underscores, as in ceph.rbd_cache)", name);
+  /* $cluster names files (/etc/ceph/$cluster.$name.keyring): as cluster=. */
+  if (strcmp (name, "cluster") == 0 && !rbdx_cluster_name_valid (value))
+    return rbdx_opt_err (err, errlen, "ceph.cluster='%s': a Ceph cluster name "
+                         "is letters, digits, '_' and '-' only", value);
 
   for (i = 0; i < o->nceph; i++) {
     if (strcmp (o->ceph[i].name, name) == 0) {
@@ -263,7 +267,18 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
                     : strdup (value);
     if (slash)
       o->pool_ns = strdup (slash + 1);
-    return (!o->pool || (slash && !o->pool_ns)) ? -ENOMEM : 0;
+    if (!o->pool || (slash && !o->pool_ns))
+      return -ENOMEM;
+    /* As in an image spec: "." and ".." are no pool or namespace names. */
+    if (rbdx_spec_name_is_dots (o->pool) ||
+        (o->pool_ns && rbdx_spec_name_is_dots (o->pool_ns))) {
+      free (o->pool);
+      free (o->pool_ns);
+      o->pool = o->pool_ns = NULL;
+      return rbdx_opt_err (err, errlen, "pool='%s': '.' and '..' are no pool "
+                           "or namespace names", value);
+    }
+    return 0;
   }
   if (strcmp (key, "writers") == 0)
     return set_keyword (key, value, writers_names, (int *) &o->writers,
@@ -310,8 +325,13 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
     return rbdx_opt_set_once (&o->keyring, key, value, err, errlen);
   if (strcmp (key, "mon_host") == 0)
     return rbdx_opt_set_once (&o->mon_host, key, value, err, errlen);
-  if (strcmp (key, "cluster") == 0)
+  if (strcmp (key, "cluster") == 0) {
+    /* librados puts the name in paths (/etc/ceph/$cluster.conf). */
+    if (!rbdx_cluster_name_valid (value))
+      return rbdx_opt_err (err, errlen, "cluster='%s': a Ceph cluster name is "
+                           "letters, digits, '_' and '-' only", value);
     return rbdx_opt_set_once (&o->cluster, key, value, err, errlen);
+  }
   if (strcmp (key, "size_file") == 0) {
     if (value[0] != '/')
       return rbdx_opt_err (err, errlen, "size_file='%s': must be an absolute path", value);

@@ -39,6 +39,18 @@ rbdx_parse_size (const char *text, uint64_t *v)
   return 0;
 }
 
+bool
+rbdx_cluster_name_valid (const char *name)
+{
+  if (name == NULL || *name == '\0')
+    return false;
+  for (const char *p = name; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+          (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+      return false;
+  return true;
+}
+
 int
 rbdx_parse_bool (const char *value)
 {

@@ -38,6 +38,13 @@ rbdx_spec_has_control (const char *s)
   return false;
 }
 
+bool
+rbdx_spec_name_is_dots (const char *name)
+{
+  return name[0] == '.' && (name[1] == '\0' ||
+                            (name[1] == '.' && name[2] == '\0'));
+}
+
 int
 rbdx_spec_parse (const char *text, const char *default_pool,
                  struct rbdx_spec *out, const char **why)
@@ -110,6 +117,17 @@ rbdx_spec_parse (const char *text, const char *default_pool,
   if (s.pool[0] == '\0') {
     rbdx_spec_free (&s);
     return set_why (why, "the pool name is empty");
+  }
+  /* The mapper's links are DEV_DIR/SPEC: "." or ".." would leave it. */
+  if (rbdx_spec_name_is_dots (s.pool) || (s.ns && rbdx_spec_name_is_dots (s.ns)) ||
+      rbdx_spec_name_is_dots (s.image) || (s.snap && rbdx_spec_name_is_dots (s.snap))) {
+    const char *what = rbdx_spec_name_is_dots (s.pool) ? "the pool name is '.' or '..'"
+      : s.ns && rbdx_spec_name_is_dots (s.ns) ? "the namespace name is '.' or '..'"
+      : rbdx_spec_name_is_dots (s.image) ? "the image name is '.' or '..'"
+      : "the snapshot name is '.' or '..'";
+
+    rbdx_spec_free (&s);
+    return set_why (why, what);
   }
   *out = s;
   return 0;

@@ -11,6 +11,9 @@
 
 #include <json-c/json.h>
 
+#include "rbdx/options.h"
+#include "rbdx/printable.h"
+
 #include "conninfo.h"
 
 static int __attribute__ ((format (printf, 3, 4)))
@@ -75,9 +78,15 @@ mon_host (struct rbdx_conninfo *ci, json_object *data, char *err,
 
     if (!h || !*h)
       return bad (err, errlen, "connection_info: %s has an empty entry", "hosts");
-    snprintf (buf + strlen (buf), sizeof buf - strlen (buf), "%s%s%s%s%s%s",
-              i ? "," : "", v6 ? "[" : "", h, v6 ? "]" : "",
-              p && *p ? ":" : "", p && *p ? p : "");
+    size_t used = strlen (buf);
+    int w = snprintf (buf + used, sizeof buf - used, "%s%s%s%s%s%s",
+                      i ? "," : "", v6 ? "[" : "", h, v6 ? "]" : "",
+                      p && *p ? ":" : "", p && *p ? p : "");
+
+    /* Never a monitor list cut short: it would name other hosts. */
+    if (w < 0 || (size_t) w >= sizeof buf - used)
+      return bad (err, errlen, "connection_info: %s make a mon_host longer "
+                  "than %zu bytes", "hosts", sizeof buf - 1);
   }
   return n ? add (ci, "mon_host", buf) : 0;
 }
@@ -170,7 +179,16 @@ rbdx_conninfo_parse (const char *text, struct rbdx_conninfo *ci, char *err,
       json_object_get_boolean (v) && (s = str (data, "auth_username")) && *s &&
       (r = add (ci, "id", s)) < 0)
     goto out;
-  if ((s = str (data, "cluster_name")) && *s && strcmp (s, "ceph") != 0 &&
+  if ((s = str (data, "cluster_name")) && *s && !rbdx_cluster_name_valid (s)) {
+    /* librados makes it a path component (/etc/ceph/$cluster.conf). */
+    char b[256];
+
+    r = bad (err, errlen, "connection_info: data.cluster_name '%s' is no Ceph "
+             "cluster name (letters, digits, '_' and '-' only)",
+             rbdx_printable (s, b, sizeof b));
+    goto out;
+  }
+  if (s && *s && strcmp (s, "ceph") != 0 &&
       (r = add (ci, "cluster", s)) < 0)
     goto out;
   if ((s = str (data, "keyring")) && *s && !(ci->keyring = strdup (s))) {

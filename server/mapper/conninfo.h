@@ -36,7 +36,10 @@ struct rbdx_conninfo {
 /** Parse the JSON text @p text (whole connection_info or its data).
  *  @param err  a message naming the bad field on error.
  *  @return 0; -EINVAL for malformed JSON, a driver_volume_type other
- *          than rbd, a missing or malformed name, a bad qos_specs value;
+ *          than rbd, a missing or malformed name, a bad qos_specs value,
+ *          a cluster_name that is not rbdx_cluster_name_valid (it names
+ *          files in librados), hosts[] (with ports[]) whose mon_host
+ *          would be longer than 2047 bytes (refused, never cut);
  *          -ENOMEM.  On success free with rbdx_conninfo_free. */
 int rbdx_conninfo_parse (const char *text, struct rbdx_conninfo *ci,
                          char *err, size_t errlen);

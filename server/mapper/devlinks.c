@@ -21,7 +21,21 @@ dev_dir (void)
 int
 rbdx_devlink_path (const char *spec, char *buf, size_t len)
 {
-  int n = snprintf (buf, len, "%s/%s", dev_dir (), spec);
+  int n;
+
+  /* The spec parser refuses them; never build a path out of the link
+   * directory should one come from elsewhere (an old state file). */
+  for (const char *c = spec;; c++) {
+    size_t l = strcspn (c, "/@");
+
+    if (l == 0 || (l == 1 && c[0] == '.') ||
+        (l == 2 && c[0] == '.' && c[1] == '.'))
+      return -EINVAL;
+    c += l;
+    if (*c == '\0')
+      break;
+  }
+  n = snprintf (buf, len, "%s/%s", dev_dir (), spec);
   return n < 0 || (size_t) n >= len ? -ENAMETOOLONG : 0;
 }
 

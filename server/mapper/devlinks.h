@@ -17,7 +17,10 @@
 #include <stddef.h>
 
 /** The devlink's path for canonical image spec @p spec, into @p buf.
- *  @return 0, or -ENAMETOOLONG. */
+ *  @return 0; -EINVAL when @p spec is empty, starts with '/', or has an
+ *  empty, "." or ".." component between '/' and '@' (it would name a path
+ *  outside the link directory; rbdx_spec_parse refuses such specs first);
+ *  -ENAMETOOLONG. */
 int rbdx_devlink_path (const char *spec, char *buf, size_t len);
 
 /** Make (or replace) the devlink of @p spec to /dev/nbd@p index, creating

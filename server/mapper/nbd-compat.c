@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rbdx/options.h"
 #include "rbdx/printable.h"
 #include "rbdx/spec.h"
 #include "ceph-bools.h"
@@ -343,7 +344,13 @@ apply (struct rbdx_nbd_args *a, const struct opt *o, const char *arg,
                    "give client.ID", Q (v));
     r = add_param (a, arg, "id", v + 7);
     break;
-  case C_CLUSTER: r = add_param (a, arg, "cluster", v); break;
+  case C_CLUSTER:
+    /* librados makes it a path component (/etc/ceph/$cluster.conf). */
+    if (*v && !rbdx_spec_has_control (v) && !rbdx_cluster_name_valid (v))
+      return fail (a, "rbd-nbd: invalid cluster name '%s' (letters, digits, '_' "
+                   "and '-' only)", Q (v));
+    r = add_param (a, arg, "cluster", v);
+    break;
   case C_CONF: r = add_param (a, arg, "conf", v); break;
   case C_MON_HOST: r = add_param (a, arg, "mon_host", v); break;
   case C_KEYRING: r = add_param (a, arg, "keyring", v); break;

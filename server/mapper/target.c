@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rbdx/options.h"
 #include "rbdx/printable.h"
 #include "rbdx/spec.h"
 #include "target.h"
@@ -120,6 +121,13 @@ check_param (const char *p, char *why, size_t whylen)
   if (rbdx_spec_has_control (eq + 1))
     return refuse (why, whylen, "parameter '%s': the value holds a control character",
                    rbdx_printable (p, b, sizeof b));
+  /* librados makes the cluster name a path component (/etc/ceph/$cluster.conf):
+   * refused here, before any server starts. */
+  if (((klen == 7 && !strncmp (p, "cluster", 7)) ||
+       (klen == 12 && !strncmp (p, "ceph.cluster", 12))) &&
+      !rbdx_cluster_name_valid (eq + 1))
+    return refuse (why, whylen, "parameter '%s': a Ceph cluster name is letters, "
+                   "digits, '_' and '-' only", rbdx_printable (p, b, sizeof b));
   return 0;
 }
 

@@ -40,7 +40,9 @@ int rbdx_target_canonical (const char *text, char *buf, size_t len, const char *
  *  (the spec is the one image), not a raw key (key=, ceph.key=,
  *  ceph.keyfile=: a command line is readable by every user; keyring=FILE
  *  is the way), and VALUE must not start with '-' or hold a control
- *  character.  @p params may be NULL when @p nparams is 0.
+ *  character; cluster= and ceph.cluster= must be rbdx_cluster_name_valid
+ *  ([A-Za-z0-9_-]+: librados makes it a path component).  @p params may be
+ *  NULL when @p nparams is 0.
  *  @param why  on failure, a message naming the offending value (control
  *              characters shown as \n, \xHH; a raw key's value is never
  *              shown) into @p whylen bytes.

@@ -3,7 +3,8 @@
 # Proves: a bad way to reach the cluster makes nbdkit exit non-zero
 # before serving, with one error naming the bad value
 # (nbdkit-rbdx-plugin.pod, PARAMETERS conf=, mon_host=, ceph.NAME=):
-# conf= naming a missing or non-Ceph file, a Ceph option that does not
+# conf= naming a missing or non-Ceph file, cluster= or ceph.cluster= that is
+# not a cluster name ([A-Za-z0-9_-]+, as it names files), a Ceph option that does not
 # exist or rejects its value, and monitors that do not answer (bounded
 # by ceph.client_mount_timeout, the error names the monitors).
 # Positive controls: conf= with an explicit path; mon_host= given with
@@ -28,6 +29,15 @@ refused "conf='$CFG_SCRATCH/none.conf'" "No such file" -- \
 refused "conf='$CFG_SCRATCH/garbage.conf'" "cannot parse" -- \
   "$img" "conf=$CFG_SCRATCH/garbage.conf"
 refused "conf='$CFG_SCRATCH'" -- "$img" "conf=$CFG_SCRATCH"
+
+# cluster=: librados makes it a path component (/etc/ceph/CLUSTER.conf),
+# so only [A-Za-z0-9_-]+; a file the name would reach is never read.
+: >"$CFG_SCRATCH/x.conf"
+refused "cluster='../../$CFG_SCRATCH/x'" "letters, digits" -- \
+  "$img" "cluster=../../$CFG_SCRATCH/x"
+refused "cluster='..'" "letters, digits" -- "$img" cluster=..
+refused "cluster='a.b'" "letters, digits" -- "$img" cluster=a.b
+refused "ceph.cluster='../x'" "letters, digits" -- "$img" ceph.cluster=../x
 
 # ceph.NAME=VALUE checked against Ceph's own option table.
 refused "ceph.no_such_option" "no such Ceph option" -- "$img" ceph.no_such_option=1

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Proves: a wrong image spec makes nbdkit exit non-zero before serving,
 # with one error naming the bad part (nbdkit-rbdx-plugin.pod, PARAMETERS
-# image=, pool=, exclusive= and ERRORS): no image, malformed specs, a
+# image=, pool=, exclusive= and ERRORS): no image, malformed specs (a
+# "." or ".." name among them, also in pool=), a
 # pool, namespace, image or snapshot that does not exist (also through
 # pool=), and exclusive=true on an image without the exclusive-lock
 # feature.  Positive controls: the same image, an existing snapshot, an
@@ -28,6 +29,15 @@ refused "img@" "snapshot name is empty" -- img@
 refused "/img" "pool name is empty" -- /img
 refused "rbd//img" "namespace name is empty" -- rbd//img
 refused "rbd/" "image name is empty" -- image=rbd/
+# "." and ".." are no names (a spec becomes a path under the mapper's
+# link directory): as pool, namespace, image or snapshot, and in pool=.
+refused "image='../img'" "pool name is '.' or '..'" -- image=../img
+refused "image='rbd/./img'" "namespace name is '.' or '..'" -- image=rbd/./img
+refused "image='rbd/..'" "image name is '.' or '..'" -- image=rbd/..
+refused "image='..'" "image name is '.' or '..'" -- image=..
+refused "image='rbd/img@.'" "snapshot name is '.' or '..'" -- image=rbd/img@.
+refused "pool='..'" "are no pool or namespace names" -- pool=..
+refused "pool='rbd/.'" "are no pool or namespace names" -- pool=rbd/.
 
 # Well-formed specs naming things that do not exist (probed in .get_ready).
 refused "pool 'nosuchpool$$'" "does not exist" -- "nosuchpool$$/$name"

@@ -87,8 +87,33 @@ refused "'id=--run=/bin/sh': the value starts with '-'" 2 "$rbdx" map --connecti
 conninfo rbd/vol hosts "[\"--filter=$so\"]" ports '[""]' >"$d/ci.json"
 refused "'mon_host=--filter=$so'" 2 "$rbdx" map --connection-info "$d/ci.json"
 conninfo rbd/vol cluster_name '"a\nb"' >"$d/ci.json"
-refused "'cluster=a\\x0ab'" 2 "$rbdx" map --connection-info "$d/ci.json"
+refused "data.cluster_name 'a\\x0ab'" 2 "$rbdx" map --connection-info "$d/ci.json"
+# The cluster name is a path component (/etc/ceph/CLUSTER.conf).
+conninfo rbd/vol cluster_name '"../../tmp/x"' >"$d/ci.json"
+refused "data.cluster_name '../../tmp/x' is no Ceph cluster name" 2 "$rbdx" map --connection-info "$d/ci.json"
+# A mon_host longer than the mapper's 2047 bytes is refused, not cut.
+conninfo rbd/vol hosts "[$(printf '"10.0.0.%d",' $(seq 1 200))\"10.0.0.201\"]" ports '[]' >"$d/ci.json"
+refused "hosts make a mon_host longer than 2047 bytes" 2 "$rbdx" map --connection-info "$d/ci.json"
 say "hostile connection_info fields refused"
+
+# F3: cluster= and --cluster name files in librados: [A-Za-z0-9_-]+ only,
+# refused before any server starts.
+for c in ../../tmp/x .. a/b a.b; do
+  refused "'cluster=$c': a Ceph cluster name is letters" 2 "$rbdx" map rbd/vm1 "cluster=$c"
+  refused "'cluster=$c': a Ceph cluster name is letters" 2 "$rbdx" map --engine nbdkit rbd/vm1 -o "cluster=$c"
+done
+refused "'ceph.cluster=../x'" 2 "$rbdx" map rbd/vm1 ceph.cluster=../x
+# F4: "." and ".." as pool, namespace, image or snapshot: the devlink
+# (RBDX_DEV_DIR/SPEC) would leave its directory.
+for spec in ../img . .. rbd/.. rbd/./img rbd/ns/.. rbd/img@.. rbd/img@.; do
+  refused "bad image spec '$spec'" 2 "$rbdx" map --engine nbdkit -- "$spec"
+  refused "bad image spec '$spec'" 2 "$rbdx" map -- "$spec" id=admin
+  case $spec in */*)
+    conninfo "$spec" >"$d/ci.json"
+    refused "bad image spec '$spec'" 2 "$rbdx" map --connection-info "$d/ci.json" ;;
+  esac
+done
+say "cluster names and '.'/'..' names refused"
 
 # Command-line parameters.
 refused "'id=--run=/bin/true'" 2 "$rbdx" map rbd/vm1 id=--run=/bin/true

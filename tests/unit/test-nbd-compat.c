@@ -487,6 +487,14 @@ test_hostile (void **state)
   parse_bad ("map p/i --key AQBxyz==", "rbd-nbd: --key is refused by rbdx");
   parse_bad ("--name osd.0 map p/i", "rbd-nbd: --name 'osd.0': rbdx connects as a Ceph client");
   parse_bad ("--id= map p/i", "rbd-nbd: --id= needs a value");
+  /* The cluster name is a path component (/etc/ceph/CLUSTER.conf). */
+  parse_bad ("--cluster ../../tmp/x map p/i", "rbd-nbd: invalid cluster name "
+             "'../../tmp/x'");
+  parse_bad ("--cluster=a.b map p/i", "rbd-nbd: invalid cluster name 'a.b'");
+  /* "." and ".." are no names (the devlink would leave /dev/rbdx). */
+  parse_bad ("map ../img", "rbd-nbd: invalid spec '../img'");
+  parse_bad ("map p/..", "rbd-nbd: invalid spec 'p/..'");
+  parse_bad ("map p/./i", "rbd-nbd: invalid spec 'p/./i'");
   /* The pool a bare image name gets is a pool name, nothing more. */
   parse_bad ("--rbd_default_pool=a/b map img", "rbd-nbd: invalid rbd_default_pool 'a/b' "
              "for spec 'img'");

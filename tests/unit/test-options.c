@@ -498,12 +498,42 @@ test_bad_ceph_name (void **state)
   assert_null (o->ceph);
 }
 
+/* The cluster name is a path component in librados (/etc/ceph/$cluster.conf):
+ * only [A-Za-z0-9_-]+, for cluster= and ceph.cluster= alike. */
+static void
+test_bad_cluster (void **state)
+{
+  static const char *const bad[] = {
+    "../../tmp/x", "..", ".", "a/b", "/etc/x", "a.b", "a b", "c\xc3\xa9", "x\n",
+  };
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+  size_t i;
+
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    set_bad (o, "cluster", bad[i], err);
+    assert_contains (err, "cluster=");
+    assert_contains (err, bad[i]);
+    assert_null (o->cluster);
+    set_bad (o, "ceph.cluster", bad[i], err);
+    assert_contains (err, "ceph.cluster=");
+    assert_contains (err, bad[i]);
+    assert_int_equal (o->nceph, 0);
+  }
+  assert_false (rbdx_cluster_name_valid (""));
+  assert_false (rbdx_cluster_name_valid (NULL));
+  assert_true (rbdx_cluster_name_valid ("Backup_2-x"));
+  set_ok (o, "ceph.cluster", "site-b");
+  set_ok (o, "cluster", "Backup_2-x");
+  assert_string_equal (o->cluster, "Backup_2-x");
+}
+
 static void
 test_malformed_image (void **state)
 {
   static const char *const specs[] = {
     "/img", "pool//img", "pool/", "a/b/c/d", "img@", "@snap", "img@a@b",
-    "pool@x/img", "im\tg",
+    "pool@x/img", "im\tg", "..", "../img", "p/./img", "p/ns/..", "p/i@..",
   };
   struct rbdx_options *o = *state;
   struct rbdx_spec s = { 0 };
@@ -709,7 +739,8 @@ test_pool_only (void **state)
 static void
 test_bad_pool (void **state)
 {
-  static const char *const bad[] = { "a@b", "/ns", "p/", "p/n/x", "p/n@s" };
+  static const char *const bad[] = { "a@b", "/ns", "p/", "p/n/x", "p/n@s",
+                                     ".", "..", "./ns", "p/..", "p/." };
   struct rbdx_options *o = *state;
   char err[ERRLEN];
   size_t i;
@@ -868,6 +899,7 @@ main (void)
     T (test_id_with_client_prefix),
     T (test_bad_completion),
     T (test_bad_ceph_name),
+    T (test_bad_cluster),
     T (test_malformed_image),
     T (test_error_buffer),
     T (test_complete_no_image),

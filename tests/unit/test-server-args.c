@@ -31,14 +31,14 @@ test_accepts (void **state)
   char *params[] = {
     "id=admin", "ceph.rbd_cache=false", "qos.iops_limit=500",
     "keyring=/etc/ceph/k", "conf=/etc/ceph/ceph.conf", "writers=shared",
-    "mon_host=[::1]:6789,10.0.0.1:3300", "exclusive=true",
+    "mon_host=[::1]:6789,10.0.0.1:3300", "exclusive=true", "cluster=Site_b-2",
   };
   char why[512];
 
   (void) state;
   for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
     assert_int_equal (rbdx_args_check (targets[i], NULL, 0, why, sizeof why), 0);
-  assert_int_equal (rbdx_args_check ("rbd/vm1", params, 8, why, sizeof why), 0);
+  assert_int_equal (rbdx_args_check ("rbd/vm1", params, 9, why, sizeof why), 0);
 }
 
 /* @p target with @p param (or none) is refused, with @p shown in the
@@ -93,6 +93,12 @@ test_refuses_params (void **state)
   refused ("rbd/x", "noequals", "'noequals' is not KEY=VALUE", NULL);
   refused ("rbd/x", "=v", "'=v' is not KEY=VALUE", NULL);
   refused ("rbd/x", "rbd/a=b", "'rbd/a' is not a parameter name", NULL);
+  /* The cluster name is a path component in librados: [A-Za-z0-9_-]+. */
+  refused ("rbd/x", "cluster=../../tmp/x", "'cluster=../../tmp/x': a Ceph cluster "
+           "name is letters", NULL);
+  refused ("rbd/x", "cluster=a/b", "'cluster=a/b'", NULL);
+  refused ("rbd/x", "cluster=..", "'cluster=..'", NULL);
+  refused ("rbd/x", "ceph.cluster=x.y", "'ceph.cluster=x.y'", NULL);
   /* The bad key is escaped too, not only the whole parameter. */
   refused ("rbd/x", "a\nb=c", "': 'a\\x0ab' is not a parameter name", NULL);
 }

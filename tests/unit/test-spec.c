@@ -261,6 +261,46 @@ test_invalid_empty_default_pool (void **state)
   check_invalid_with ("img", "");
 }
 
+/* "." and ".." as any name: the mapper's links are DEV_DIR/SPEC, where they
+ * would name the link directory or its parent. */
+static void
+test_invalid_dot_names (void **state)
+{
+  const char *why = NULL;
+  struct rbdx_spec s = { 0 };
+
+  check_invalid (".");              /* image, pool from the default */
+  check_invalid ("..");
+  check_invalid ("../img");         /* pool */
+  check_invalid ("./img");
+  check_invalid ("pool/../img");    /* namespace */
+  check_invalid ("pool/./img");
+  check_invalid ("pool/..");        /* image */
+  check_invalid ("pool/ns/.");
+  check_invalid ("pool/..@snap");
+  check_invalid ("pool/img@..");    /* snapshot */
+  check_invalid ("pool/ns/img@.");
+  check_invalid_with ("img", "..");  /* the default pool */
+  check_invalid_with ("img", ".");
+
+  assert_int_equal (rbdx_spec_parse ("../img", NULL, &s, &why), -EINVAL);
+  assert_string_equal (why, "the pool name is '.' or '..'");
+  assert_int_equal (rbdx_spec_parse ("p/../img", NULL, &s, &why), -EINVAL);
+  assert_string_equal (why, "the namespace name is '.' or '..'");
+  assert_int_equal (rbdx_spec_parse ("p/..", NULL, &s, &why), -EINVAL);
+  assert_string_equal (why, "the image name is '.' or '..'");
+  assert_int_equal (rbdx_spec_parse ("p/i@.", NULL, &s, &why), -EINVAL);
+  assert_string_equal (why, "the snapshot name is '.' or '..'");
+
+  /* Other names with dots stay names. */
+  check_valid (".../.a/..b@.c.", NULL, "...", ".a", "..b", ".c.");
+  assert_true (rbdx_spec_name_is_dots ("."));
+  assert_true (rbdx_spec_name_is_dots (".."));
+  assert_false (rbdx_spec_name_is_dots ("..."));
+  assert_false (rbdx_spec_name_is_dots (""));
+  assert_false (rbdx_spec_name_is_dots (".x"));
+}
+
 static void
 test_format (void **state)
 {
@@ -397,6 +437,7 @@ main (void)
     cmocka_unit_test (test_invalid_separators),
     cmocka_unit_test (test_invalid_control_characters),
     cmocka_unit_test (test_invalid_too_long),
+    cmocka_unit_test (test_invalid_dot_names),
     cmocka_unit_test (test_invalid_empty_default_pool),
     cmocka_unit_test (test_format),
     cmocka_unit_test (test_format_truncation),
