@@ -16,6 +16,7 @@
 #include "rbdx/metrics.h"
 #include "rbdx/printable.h"
 #include "rbdx/spec.h"
+#include "rbdx/tmpfile.h"
 
 _Atomic uint64_t rbdx_writer_opens, rbdx_writer_fences;
 
@@ -395,7 +396,7 @@ static int
 write_file (void)
 {
   struct snapshot s = { 0 };
-  char tmp[4200], *text = NULL;
+  char tmp[4200], suffix[32], *text = NULL;
   size_t len = 0;
   FILE *mem = NULL, *out;
   int r = 0;
@@ -413,8 +414,10 @@ write_file (void)
   free (s.images);
   free (s.conns);
 
-  snprintf (tmp, sizeof tmp, "%s.tmp%ld", path, (long) getpid ());
-  out = fopen (tmp, "we");
+  /* Created exclusively, never through a link someone left at the
+   * name (tmpfile.h): the directory may be a shared one. */
+  snprintf (suffix, sizeof suffix, "tmp%ld", (long) getpid ());
+  out = rbdx_tmpfile_create (path, suffix, 0644, tmp, sizeof tmp);
   if (!out)
     r = -errno;
   else {
@@ -423,13 +426,14 @@ write_file (void)
       r = -(errno ? errno : EIO);
     else if (rename (tmp, path) == -1)
       r = -errno;
+    if (r < 0)
+      unlink (tmp);         /* ours: created above */
   }
   if (r < 0) {
     char shown[2048];
 
     rbdx_debug ("rbdx: cannot write metrics_file=%s: %s",
                 rbdx_printable (path, shown, sizeof shown), strerror (-r));
-    unlink (tmp);
   }
   free (text);
   return r;

@@ -9,6 +9,7 @@
 #include "rbdx/printable.h"
 
 #include "rbdx/sizefile.h"
+#include "rbdx/tmpfile.h"
 
 /* size_lock guards the registry and orders the writes. */
 static pthread_mutex_t size_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -19,7 +20,7 @@ static void
 publish_locked (const char *path)
 {
   uint64_t min = UINT64_MAX;
-  char tmp[4200], shown[2048];
+  char tmp[4200], suffix[48], shown[2048];
   FILE *f;
   int bad;
 
@@ -30,8 +31,10 @@ publish_locked (const char *path)
   }
   if (min == UINT64_MAX)
     return;
-  snprintf (tmp, sizeof tmp, "%s.%ld.%lu", path, (long) getpid (), ++size_seq);
-  f = fopen (tmp, "we");
+  /* Created exclusively, never through a link someone left at the
+   * name (tmpfile.h): the directory may be a shared one. */
+  snprintf (suffix, sizeof suffix, "%ld.%lu", (long) getpid (), ++size_seq);
+  f = rbdx_tmpfile_create (path, suffix, 0644, tmp, sizeof tmp);
   if (!f) {
     rbdx_debug ("rbdx: cannot write size_file=%s: %m",
                 rbdx_printable (path, shown, sizeof shown));

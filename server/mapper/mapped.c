@@ -54,7 +54,13 @@ rbdx_mapped_load (struct rbdx_state *out, int max)
   remove_stale_dirs ();
 
   for (int i = 0; i < n && k < max; i++) {
-    if (rbdx_state_load (idx[i], &out[k]) < 0)
+    int r = rbdx_state_load (idx[i], &out[k]);
+    /* The run directory is readable (0755, state.h), its state files
+     * are root's: not a list without that mapping either. */
+    if (r == -EACCES)
+      die (1, "cannot read the run directory %s: %s (the mappings are root's: run as root)",
+           rbdx_run_dir (), strerror (-r));
+    if (r < 0)
       continue;
     if (!rbdx_proc_is (out[k].supervisor, out[k].supervisor_start) &&
         !rbdx_device_connected (idx[i])) {
@@ -99,7 +105,7 @@ rbdx_mapped_lock (void)
   if (rbdx_state_mkdir ())
     die (1, "cannot create %s: %s", rbdx_run_dir (), strerror (errno));
   snprintf (path, sizeof path, "%s/lock", rbdx_run_dir ());
-  fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0 || flock (fd, LOCK_EX) == -1)
     die (1, "cannot lock %s: %s", path, strerror (errno));
   rbdx_lock_fd = fd;

@@ -25,15 +25,28 @@ rbdx_state_mkdir (void)
 {
   struct stat st;
 
-  if (mkdir (rbdx_run_dir (), 0700) == -1 && errno != EEXIST)
+  /* 0755, as rbdx@.socket's DirectoryMode= makes it: the run directory
+   * is shared with the units' sockets (/run/rbdx/POOL/IMAGE.sock, group
+   * rbdx), so neither tightens what the other made.  What is secret in
+   * it is closed by itself: state files 0600, sup-PID/ and keyrings/
+   * 0700 (state.h). */
+  if (mkdir (rbdx_run_dir (), 0755) == -1 && errno != EEXIST)
     return -errno;
   if (lstat (rbdx_run_dir (), &st) == -1)
     return -errno;
   if (!S_ISDIR (st.st_mode))
     return -ENOTDIR;
-  if (st.st_uid == geteuid () && (st.st_mode & 077) &&
-      chmod (rbdx_run_dir (), 0700) == -1)
-    return -errno;
+  /* An existing one is kept as it is when no one else can write to it:
+   * ours or root's, not writable by group or others.  One of ours that
+   * others can write is closed to them; anyone else's is refused. */
+  if (st.st_uid != geteuid () && st.st_uid != 0)
+    return -EPERM;
+  if (st.st_mode & 022) {
+    if (st.st_uid != geteuid ())
+      return -EPERM;
+    if (chmod (rbdx_run_dir (), st.st_mode & 0755) == -1)
+      return -errno;
+  }
   return 0;
 }
 
@@ -96,7 +109,7 @@ rbdx_state_load (int index, struct rbdx_state *st)
   path_of (index, path, sizeof path);
   f = fopen (path, "r");
   if (!f)
-    return errno == ENOENT ? -ENOENT : -EINVAL;
+    return errno == ENOENT ? -ENOENT : errno == EACCES ? -EACCES : -EINVAL;
   memset (st, 0, sizeof *st);
   st->index = -1;
   while (fgets (line, sizeof line, f)) {

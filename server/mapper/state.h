@@ -3,8 +3,10 @@
  *
  * One file per device, RUN_DIR/nbdN ("key=value" lines), written
  * atomically (temporary file + rename) by the device's supervisor and
- * removed by it when the device is unmapped.  State files are mode 0600
- * and RUN_DIR is 0700: they hold the parameters a server was given.  RUN_DIR is $RBDX_RUN_DIR,
+ * removed by it when the device is unmapped.  State files are mode 0600:
+ * they hold the parameters a server was given.  RUN_DIR itself is 0755,
+ * shared with the sockets of systemd/rbdx@.socket (DirectoryMode=0755),
+ * and never writable by others (rbdx_state_mkdir).  RUN_DIR is $RBDX_RUN_DIR,
  * default /run/rbdx (a tmpfs: nothing survives a reboot, like the
  * mappings themselves).  Not thread-safe.
  */
@@ -60,9 +62,12 @@ struct rbdx_state {
 /** The run directory (static storage). */
 const char *rbdx_run_dir (void);
 
-/** Create the run directory (mode 0700) if missing; one of ours that is
- *  open to others (an older rbdx made it 0755) is made 0700.
- *  @return 0 or -errno. */
+/** Create the run directory (mode 0755, as rbdx@.socket does) if
+ *  missing.  An existing one is kept as it is if it is ours or root's
+ *  and not writable by group or others; one of ours that is writable by
+ *  them loses those bits; anyone else's is refused.
+ *  @return 0 or -errno (-ENOTDIR: not a directory, a link to one
+ *          included; -EPERM: someone else's, or root's and writable). */
 int rbdx_state_mkdir (void);
 
 /** Write (replace) the state of device st->index, mode 0600.
@@ -70,7 +75,8 @@ int rbdx_state_mkdir (void);
 int rbdx_state_save (const struct rbdx_state *st);
 
 /** Read the state of device @p index.
- *  @return 0, -ENOENT when there is none, -EINVAL when unreadable. */
+ *  @return 0, -ENOENT when there is none, -EACCES when this user may not
+ *          read it (root's, 0600), -EINVAL when unreadable otherwise. */
 int rbdx_state_load (int index, struct rbdx_state *st);
 
 /** Remove the state of device @p index (no error when missing). */

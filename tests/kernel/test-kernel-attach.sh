@@ -17,8 +17,9 @@
 #     "/dev/rbdx/POOL/VOLUME","device":"/dev/nbd0"}; the link points at
 #     /dev/nbd0; the server got image=VOLUME, id=, mon_host= (hosts:ports),
 #     keyring= (a 0600 file of its own in RUN_DIR/keyrings holding
-#     data.keyring, owned by the state, which is 0600 in a 0700 run
-#     directory and holds no key), qos.iops_limit= and the other
+#     data.keyring, in a 0700 directory, owned by the state, which is
+#     0600 in a 0755 run directory (as rbdx@.socket makes it) and holds
+#     no key), qos.iops_limit= and the other
 #     qos_specs; data written through the link reads back;
 #   - mapping the same connection_info again prints the same device info
 #     and writes no other keyring; unmapping another, unmapped volume
@@ -98,7 +99,8 @@ grep -qx "qos.read_bps_limit=10485760" /share/engine-args || fail "no qos.read_b
 grep -qx "qos.write_iops_burst=800" /share/engine-args || fail "no qos.write_iops_burst"
 ! grep -qx -- --readonly /share/engine-args || fail "rw volume mapped read-only"
 [ "$(stat -c %a "$kr")" = 600 ] || fail "the keyring file is mode $(stat -c %a "$kr")"
-[ "$(stat -c %a /share/run)" = 700 ] || fail "the run directory is mode $(stat -c %a /share/run)"
+[ "$(stat -c %a /share/run)" = 755 ] || fail "the run directory is mode $(stat -c %a /share/run), not 0755 (rbdx@.socket's)"
+[ "$(stat -c %a /share/run/keyrings)" = 700 ] || fail "the keyrings directory is mode $(stat -c %a /share/run/keyrings)"
 [ "$(stat -c %a /share/run/nbd0)" = 600 ] || fail "the state file is mode $(stat -c %a /share/run/nbd0)"
 grep -qx "keyring_file=$kr" /share/run/nbd0 || fail "the state does not own $kr: $(cat /share/run/nbd0)"
 secret=$(sed -n 's/^[[:space:]]*key *= *//p' "$kr")

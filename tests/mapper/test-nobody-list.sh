@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # test-nobody-list: the mapper's read-only commands run by a user other
-# than root.  The run directory is root's, mode 0700 (state.h): a user
+# than root.  The run directory is root's, mode 0700 or 0755 (state.h),
+# its state files 0600: a user
 # who cannot read it must be told so, never shown an empty list or told
 # that a mapped image "is not mapped" (the personality's unmap and
 # detach of a spec look it up there first).  No cluster, no kernel: one
@@ -11,7 +12,9 @@
 # naming the run directory and "run as root"): rbdx list-mapped (plain
 # and json), rbdx status, rbd-nbd list-mapped (json), rbd-nbd unmap SPEC,
 # rbd-nbd detach SPEC.  As root: list-mapped shows the mapping, and the
-# state file is still there at the end.
+# state file is still there at the end.  The same again with the run
+# directory 0755 (as rbdx@.socket makes it): the unreadable state file
+# gives the same message, and the directory stays 0755.
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/mapper/mapper-lib.sh"
 mapper_requires
@@ -45,6 +48,20 @@ unreadable status
 unreadable nbd-compat list-mapped --format json
 unreadable nbd-compat unmap rbd/x
 unreadable nbd-compat detach rbd/x
+
+# The run directory as rbdx@.socket makes it (DirectoryMode=0755,
+# the socket units share it): readable by all, its state files still root's (0600).
+# Told the same, never an empty list; and the mapper keeps it 0755.
+chmod 0755 "$d/D"
+unreadable list-mapped
+unreadable list-mapped --format json
+unreadable status
+unreadable nbd-compat list-mapped --format json
+unreadable nbd-compat unmap rbd/x
+unreadable nbd-compat detach rbd/x
+"$rbdx" list-mapped >"$d/out" 2>"$d/err" || fail "list-mapped as root (0755): $(cat "$d/err")"
+grep -q 'rbd/x' "$d/out" || fail "list-mapped as root (0755) does not show rbd/x: $(cat "$d/out")"
+[ "$(stat -c %a "$d/D")" = 755 ] || fail "the run directory became $(stat -c %a "$d/D")"
 
 [ -e "$d/D/nbd0" ] || fail "the state file is gone"
 say "ok"

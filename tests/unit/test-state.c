@@ -2,13 +2,16 @@
 /* rbdx unit tests: the mapper's state files (server/mapper/state.h), as
  * secrets are kept (case C24 of tests/README.md).
  *
- * In a scratch RBDX_RUN_DIR: the run directory is made 0700 (and an
- * existing 0755 one of ours closed to 0700); a state file is 0600 even
+ * In a scratch RBDX_RUN_DIR: the run directory is made 0755 (as
+ * rbdx@.socket's DirectoryMode=), an existing 0700 or 0755 one is kept,
+ * one of ours writable by others loses those bits, a symbolic link is
+ * refused; a state file is 0600 even
  * with umask 0, and reads back with its keyring_file; a mapping's
  * keyring file is removed only when it is directly in RUN_DIR/keyrings/,
  * never a path elsewhere that a state file might name.  No root, no
  * kernel.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,14 +69,36 @@ teardown (void **state)
 }
 
 static void
-test_run_dir_0700 (void **state)
+test_run_dir_shared (void **state)
 {
+  char link[200];
+
   (void) state;
+  /* Made 0755, as rbdx@.socket's DirectoryMode=: neither tightens
+   * what the other made. */
+  assert_int_equal (rbdx_state_mkdir (), 0);
+  assert_int_equal (mode_of (run), 0755);
+  /* An existing safe one (ours, not writable by others) is kept as it
+   * is, 0700 or 0755. */
+  assert_int_equal (chmod (run, 0700), 0);
   assert_int_equal (rbdx_state_mkdir (), 0);
   assert_int_equal (mode_of (run), 0700);
   assert_int_equal (chmod (run, 0755), 0);
   assert_int_equal (rbdx_state_mkdir (), 0);
-  assert_int_equal (mode_of (run), 0700);
+  assert_int_equal (mode_of (run), 0755);
+  /* One of ours that others can write loses those bits only. */
+  assert_int_equal (chmod (run, 0777), 0);
+  assert_int_equal (rbdx_state_mkdir (), 0);
+  assert_int_equal (mode_of (run), 0755);
+  assert_int_equal (chmod (run, 0730), 0);
+  assert_int_equal (rbdx_state_mkdir (), 0);
+  assert_int_equal (mode_of (run), 0710);
+  /* A link to a directory is not the run directory. */
+  snprintf (link, sizeof link, "%s/link", top);
+  assert_int_equal (symlink (run, link), 0);
+  setenv ("RBDX_RUN_DIR", link, 1);
+  assert_int_equal (rbdx_state_mkdir (), -ENOTDIR);
+  setenv ("RBDX_RUN_DIR", run, 1);
 }
 
 static void
@@ -145,7 +170,7 @@ int
 main (void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown (test_run_dir_0700, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_run_dir_shared, setup, teardown),
     cmocka_unit_test_setup_teardown (test_state_file_0600, setup, teardown),
     cmocka_unit_test_setup_teardown (test_remove_keyring_only_its_own, setup, teardown),
   };
