@@ -27,4 +27,10 @@ const char *rbdx_printable (const char *in, char *out, size_t len);
  * @return @p out.  Thread-safe. */
 const char *rbdx_printable_line (const char *in, char *out, size_t len);
 
+/** As rbdx_printable, and ' ' as \x20 too: for one column of a table
+ * that scripts split on blanks (`rbdx list-mapped`), where an image
+ * name holding a space would shift every later column.
+ * @return @p out.  Thread-safe. */
+const char *rbdx_printable_field (const char *in, char *out, size_t len);
+
 #endif /* RBDX_PRINTABLE_H */

@@ -7,7 +7,7 @@
 #include "rbdx/printable.h"
 
 static const char *
-escape (const char *in, char *out, size_t len, bool backslash)
+escape (const char *in, char *out, size_t len, bool backslash, bool space)
 {
   size_t o = 0;
 
@@ -16,7 +16,8 @@ escape (const char *in, char *out, size_t len, bool backslash)
   for (; *in; in++) {
     unsigned char c = *in;
 
-    if (c < 0x20 || c == 0x7f || (backslash && c == '\\')) {
+    if (c < 0x20 || c == 0x7f || (backslash && c == '\\') ||
+        (space && c == ' ')) {
       if (o + 4 >= len)
         break;
       o += snprintf (out + o, len - o, "\\x%02x", c);
@@ -34,11 +35,17 @@ escape (const char *in, char *out, size_t len, bool backslash)
 const char *
 rbdx_printable (const char *in, char *out, size_t len)
 {
-  return escape (in, out, len, true);
+  return escape (in, out, len, true, false);
 }
 
 const char *
 rbdx_printable_line (const char *in, char *out, size_t len)
 {
-  return escape (in, out, len, false);
+  return escape (in, out, len, false, false);
+}
+
+const char *
+rbdx_printable_field (const char *in, char *out, size_t len)
+{
+  return escape (in, out, len, true, true);
 }

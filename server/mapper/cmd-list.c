@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "json.h"
 #include "mapped.h"
+#include "rbdx/printable.h"
 #include "status.h"
 #include "target.h"
 
@@ -71,9 +72,13 @@ cmd_list (struct cli *c)
     if (list)
       rbdx_json_append (list, mapping_json (&all[i], dev));
     else {
-      char server[24];
+      /* A space, '\\' or control character in the image spec is
+       * escaped (\xHH): scripts split these columns on blanks (the
+       * quiesce hook finds its device by the server column). */
+      char server[24], target[4 * RBDX_TARGET_MAX + 1];
       snprintf (server, sizeof server, "%ld", (long) all[i].server);
-      printf ("%-12s %-40s %-11u %-8s %-10ld %llu\n", dev, all[i].target,
+      rbdx_printable_field (all[i].target, target, sizeof target);
+      printf ("%-12s %-40s %-11u %-8s %-10ld %llu\n", dev, target,
               all[i].connections, all[i].server > 0 ? server : "-",
               (long) all[i].supervisor, rbdx_device_bytes (all[i].index));
     }

@@ -36,7 +36,9 @@
 # the server's other environment variables (QUIESCE_TEST_SECRET), PATH
 # kept.  rbdx's own hook, given the image's name: fails the snapshot when
 # `rbdx list-mapped` cannot run (not on PATH), lets it go on when it runs
-# and the image is not mapped on this host.
+# and the image is not mapped on this host; reads a mapping of an image
+# named "a 4 PID" as one column (not as ours), and fails the snapshot
+# when its own image, named with a blank, is mapped by another server.
 # The last handle leaving and the server stopping while the freeze hook
 # hangs (quiesce_timeout=600): the hook and its child are killed at
 # once, the thaw runs, the server exits within 60 s of SIGTERM.
@@ -288,6 +290,12 @@ unhold
 stop_server "$d/f.sock"
 
 # 6. rbdx's own hook given the image's name.
+# snap_refused SNAP SOCK TEXT WHY: `rbd snap create SNAP` fails (WHY: the
+# circumstance, for the message) and the log of SOCK's server has TEXT.
+snap_refused() {
+  rbd snap create "$1" 2>"$d/snap.err" && fail "rbd snap create $1 succeeded $4"
+  grep -q "$3" "$2.log" || fail "the hook did not say '$3': $(tail -5 "$2.log")"
+}
 say "rbdx's hook fails when it cannot tell the device"
 rbdx_hook=$RBDX_TESTS/../server/mapper/rbdx-quiesce-hook
 mkdir -p "$d/nobin" "$d/bin" "$d/run"
@@ -298,10 +306,8 @@ export PATH="$d/nobin:/usr/bin:/bin"
 start "$d/h.sock" quiesce=true "quiesce_hook=$rbdx_hook"
 export PATH=$saved_path
 hold "$d/h.sock"
-rbd snap create "$img@h1" 2>"$d/h1.err" &&
-  fail "rbd snap create succeeded although rbdx list-mapped could not run"
-grep -q "cannot tell its device: rbdx list-mapped failed" "$d/h.sock.log" ||
-  fail "the hook said nothing: $(tail -5 "$d/h.sock.log")"
+snap_refused "$img@h1" "$d/h.sock" "cannot tell its device: rbdx list-mapped failed" \
+  "although rbdx list-mapped could not run"
 unhold
 stop_server "$d/h.sock"
 export PATH="$d/bin:/usr/bin:/bin" RBDX_RUN_DIR=$d/run
@@ -313,6 +319,47 @@ rbd snap create "$img@h2" ||
   fail "rbd snap create failed with the image not mapped here: $(tail -5 "$d/g.sock.log")"
 unhold
 stop_server "$d/g.sock"
+
+# Hostile names in the mappings the hook reads (a mapping's state file
+# as `rbdx map` writes it, under a supervisor that is alive: pid 1).
+# The image served has a space in its name.  /dev/nbd7 maps an image
+# named "a 4 PID" (PID: our server's): its blanks must not shift
+# list-mapped's columns and make the hook take /dev/nbd7 for ours, so
+# the snapshot goes on (our image is not mapped here).  Then /dev/nbd8
+# maps our own image under another server: the hook fails the snapshot
+# and names /dev/nbd8 (matching a spec with a blank in it).
+say "rbdx's hook reads mappings whose image names hold blanks"
+simg="${img%%/*}/q h-$$"
+rbd create --no-progress --size 128M "$simg"
+own_image "$simg"
+saved_img=$img
+img=$simg
+mkdir -p "$d/run2"
+export PATH="$d/bin:/usr/bin:/bin" RBDX_RUN_DIR=$d/run2
+start "$d/n.sock" quiesce=true "quiesce_hook=$rbdx_hook"
+export PATH=$saved_path
+unset RBDX_RUN_DIR
+img=$saved_img
+start1=$(awk '{ print $22 }' /proc/1/stat)
+# map_state INDEX TARGET SERVER: a state file for /dev/nbdINDEX.
+map_state() {
+  printf 'index=%s\ntarget=%s\nbackend=rbdx:x\nsocket=%s/none.sock\nconnections=1\nsupervisor=1\nsupervisor_start=%s\nserver=%s\n' \
+    "$1" "$2" "$d" "$start1" "$3" >"$d/run2/nbd$1"
+}
+map_state 7 "rbd/a 4 $(cat "$d/n.sock.pid")" 1
+hold "$d/n.sock"
+RBDX_RUN_DIR=$d/run2 "$RBDX_BUILD/server/rbdx" list-mapped >"$d/lm.out" ||
+  fail "list-mapped failed with the crafted mapping"
+awk 'NR == 2 { exit !($2 == "rbd/a\\x204\\x20'"$(cat "$d/n.sock.pid")"'" && $3 == 1) }' "$d/lm.out" ||
+  fail "list-mapped did not print the image name as one column: $(cat "$d/lm.out")"
+rbd snap create "$simg@n1" ||
+  fail "rbd snap create failed: the hook took another mapping for ours: $(tail -5 "$d/n.sock.log")"
+grep -q "nbd7" "$d/n.sock.log" && fail "the hook looked at /dev/nbd7: $(grep nbd7 "$d/n.sock.log")"
+map_state 8 "$simg" 1
+snap_refused "$simg@n2" "$d/n.sock" "is mapped on /dev/nbd8, not by this server" \
+  "with our image mapped by another server, unfrozen"
+unhold
+stop_server "$d/n.sock"
 
 # 7. The last handle leaving while the freeze hook hangs: the hook is
 # killed at once (not after quiesce_timeout=), the thaw runs, and the

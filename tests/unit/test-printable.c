@@ -53,6 +53,22 @@ test_line_idempotent (void **state)
 
 /* Cut to fit, never in the middle of an escape, always terminated; 4
  * bytes per input byte plus 1 always hold the whole input. */
+/* The field form escapes ' ' as well: a spec "rbd/a 4 1234" must stay
+ * one column of `rbdx list-mapped`, never become a connections and a
+ * server column of its own. */
+static void
+test_field_no_blanks (void **state)
+{
+  char out[64];
+
+  assert_string_equal (rbdx_printable_field ("rbd/a 4 1234", out, sizeof out),
+                       "rbd/a\\x204\\x201234");
+  assert_string_equal (rbdx_printable_field ("a\tb\\c\xc3\xa9", out, sizeof out),
+                       "a\\x09b\\x5cc\xc3\xa9");
+  assert_string_equal (rbdx_printable_field ("rbd/ns/img@s", out, sizeof out),
+                       "rbd/ns/img@s");
+}
+
 static void
 test_truncation (void **state)
 {
@@ -76,6 +92,7 @@ main (void)
     cmocka_unit_test (test_controls_escaped),
     cmocka_unit_test (test_line_idempotent),
     cmocka_unit_test (test_truncation),
+    cmocka_unit_test (test_field_no_blanks),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
