@@ -11,9 +11,11 @@
  * parameters over them, and makes every connection's requests pass one
  * set of token buckets per image identity (qosbucket.h) before they reach
  * librbd.  librbd's per-handle throttles stay in place but never bind
- * below the shared ones (each handle gets at most the whole limit), except
- * that qos.* cannot raise a limit above what librbd's own throttle allows
- * one handle (the shared writer carries all writes of an image).
+ * below the shared ones (each handle gets at most the whole limit); and
+ * since they hold the image's own value per handle, a shared limit above
+ * it would let N handles through at N times it: qos.* therefore only
+ * lowers an image's limit (rbdx_qos_limit_lower, qosbucket.h), and a
+ * value that asks for more is logged at error level.
  *
  * Counting, as librbd's QoS dispatch does (librbd/io/QosImageDispatch:
  * discard and write-same pass their length to the byte throttles): every

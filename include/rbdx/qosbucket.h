@@ -22,6 +22,7 @@
 #ifndef RBDX_QOSBUCKET_H
 #define RBDX_QOSBUCKET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct rbdx_qos_bucket {
@@ -46,5 +47,35 @@ int64_t rbdx_qos_bucket_delay (const struct rbdx_qos_bucket *b,
  * Not thread-safe. */
 void rbdx_qos_bucket_take (struct rbdx_qos_bucket *b, uint64_t cost,
                            int64_t now_ns);
+
+/** One kind's limit as librbd states it: @c limit per second (0: none),
+ * a @c burst per second (0: none; at or below @c limit: none) for
+ * @c burst_s seconds. */
+struct rbdx_qos_limit {
+  uint64_t limit, burst, burst_s;
+};
+
+/** Which parts of an override were given (qos.NAME_limit=, _burst=,
+ * _burst_seconds=). */
+struct rbdx_qos_given {
+  bool limit, burst, burst_s;
+};
+
+/** Apply override @p want (the parts @p given) to @p img, the image's own
+ * limit of one kind, into @p out, so that the result never lets more
+ * through than @p img does: where the image has a limit, an override
+ * can lower it (a lower rate, a smaller burst, fewer burst seconds) but
+ * not raise or remove it (a limit of 0 or above the image's keeps the
+ * image's; a burst rate above the image's peak rate, or a burst
+ * capacity above the image's, is cut to the image's).  Where the image
+ * has none, the override is taken as given.  Why: librbd applies the
+ * image's value to each handle, so a raised shared limit would let N
+ * connections through at N times the image's limit.
+ * @return true when the override asked for more than @p img allows (so
+ * the caller can say so).  Pure; thread-safe. */
+bool rbdx_qos_limit_lower (const struct rbdx_qos_limit *img,
+                           const struct rbdx_qos_limit *want,
+                           struct rbdx_qos_given given,
+                           struct rbdx_qos_limit *out);
 
 #endif /* RBDX_QOSBUCKET_H */

@@ -165,7 +165,8 @@ found:
   if (rbdx_parse_size (value, &v) < 0 || (p == 2 && v == 0))
     return rbdx_opt_err (err, errlen, "%s='%s': expected a whole number%s", key, value,
                  p == 2 ? " of seconds above 0"
-                 : " (0: no limit; K, M, G suffixes as in Ceph)");
+                 : " (0: none of rbdx's own, the image's limit still holds; K, M, G "
+                   "suffixes as in Ceph)");
   q = &o->qos[i];
   if ((p == 0 && q->limit_set) || (p == 1 && q->burst_set) ||
       (p == 2 && q->burst_seconds_set))

@@ -18,6 +18,9 @@
 
 struct limits {
   uint64_t limit[RBDX_QOS_N], burst[RBDX_QOS_N], burst_s[RBDX_QOS_N];
+  uint64_t image_limit[RBDX_QOS_N];
+  uint64_t capped;   /* bit k: qos.* of kind k asked above the image's own
+                      * (all uint64_t: no padding, memcmp compares) */
 };
 
 struct rbdx_qos {
@@ -35,7 +38,8 @@ struct rbdx_qos {
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rbdx_qos *table;
 
-/* The image's effective rbd_qos_* values, then the qos.* overrides. */
+/* The image's effective rbd_qos_* values, lowered by the qos.*
+ * overrides (never raised: rbdx_qos_limit_lower). */
 static int
 read_limits (const struct rbdx_options *o, rbd_image_t image, struct limits *l)
 {
@@ -73,12 +77,20 @@ read_limits (const struct rbdx_options *o, rbd_image_t image, struct limits *l)
   rbdx_image_config_free (opts, max);
   for (k = 0; k < RBDX_QOS_N; k++) {
     const struct rbdx_qos_setting *s = &o->qos[k];
-    if (s->limit_set)
-      l->limit[k] = s->limit;
-    if (s->burst_set)
-      l->burst[k] = s->burst;
-    if (s->burst_seconds_set)
-      l->burst_s[k] = s->burst_seconds;
+    const struct rbdx_qos_limit img = {
+      l->limit[k], l->burst[k], l->burst_s[k],
+    }, want = { s->limit, s->burst, s->burst_seconds };
+    const struct rbdx_qos_given given = {
+      s->limit_set, s->burst_set, s->burst_seconds_set,
+    };
+    struct rbdx_qos_limit eff;
+
+    if (rbdx_qos_limit_lower (&img, &want, given, &eff))
+      l->capped |= UINT64_C (1) << k;
+    l->image_limit[k] = img.limit;
+    l->limit[k] = eff.limit;
+    l->burst[k] = eff.burst;
+    l->burst_s[k] = eff.burst_s;
   }
   return 0;
 }
@@ -93,9 +105,16 @@ apply (struct rbdx_qos *q, const struct limits *l)
 
   q->cur = *l;
   atomic_fetch_add (&q->gen, 1);
+  rbdx_ident_format (&q->ident, id, sizeof id);
   for (int k = 0; k < RBDX_QOS_N; k++) {
     rbdx_qos_bucket_set (&q->b[k], l->limit[k], l->burst[k], l->burst_s[k],
                          now);
+    if (l->capped & (UINT64_C (1) << k))
+      rbdx_error ("rbdx: image %s: qos.%s_* asks for more than the image's "
+                  "own rbd_qos_%s_limit=%" PRIu64 " (and its burst) allows: "
+                  "qos.* can lower an image's limit, not raise or remove it; "
+                  "%" PRIu64 " per second applies", id, rbdx_qos_names[k],
+                  rbdx_qos_names[k], l->image_limit[k], l->limit[k]);
     if (l->limit[k]) {
       any = true;
       snprintf (text + strlen (text), sizeof text - strlen (text), " %s=%"
@@ -103,7 +122,6 @@ apply (struct rbdx_qos *q, const struct limits *l)
     }
   }
   atomic_store (&q->limited, any);
-  rbdx_ident_format (&q->ident, id, sizeof id);
   rbdx_debug ("rbdx: image %s: QoS for all connections:%s", id,
                 any ? text : " none");
 }

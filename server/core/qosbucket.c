@@ -55,3 +55,53 @@ rbdx_qos_bucket_take (struct rbdx_qos_bucket *b, uint64_t cost,
       b->full_at = now_ns + SPAN_MAX;
   }
 }
+
+/* The rate a limit lets through at its peak, and how many tokens its
+ * bucket holds (as rbdx_qos_bucket_set reads them). */
+static uint64_t
+peak (const struct rbdx_qos_limit *l)
+{
+  return l->burst > l->limit && l->burst_s ? l->burst : l->limit;
+}
+
+static unsigned __int128
+tokens (const struct rbdx_qos_limit *l)
+{
+  return l->burst > l->limit && l->burst_s
+    ? (unsigned __int128) l->burst * l->burst_s : l->limit;
+}
+
+bool
+rbdx_qos_limit_lower (const struct rbdx_qos_limit *img,
+                      const struct rbdx_qos_limit *want,
+                      struct rbdx_qos_given given,
+                      struct rbdx_qos_limit *out)
+{
+  bool capped = false;
+
+  *out = *img;
+  if (given.limit)
+    out->limit = want->limit;
+  if (given.burst)
+    out->burst = want->burst;
+  if (given.burst_s)
+    out->burst_s = want->burst_s;
+  if (!img->limit)
+    return false;
+  if (!out->limit || out->limit > img->limit) {
+    capped = given.limit;
+    out->limit = img->limit;
+  }
+  if (peak (out) > peak (img)) {
+    capped = true;
+    out->burst = peak (img);
+  }
+  if (tokens (out) > tokens (img)) {
+    /* Here the burst is active (a plain limit holds at most img's). */
+    capped = true;
+    out->burst_s = (uint64_t) (tokens (img) / out->burst);
+    if (!out->burst_s)
+      out->burst = 0;
+  }
+  return capped;
+}

@@ -20,6 +20,10 @@
 #     (100 x 11.16 / 10);
 #   - qos.iops_limit=100 given to the server overrides the image's 200;
 #     qos.read_bps_limit=409600 (100 x 4 KiB reads/s) limits bytes;
+#   - qos.* cannot raise or remove the image's limit: qos.iops_limit=0,
+#     and qos.iops_limit=1000 with qos.iops_burst=5000, keep the image's
+#     200 (at most 224 through 4 connections, not 4 x 200 as librbd's
+#     per-handle throttles alone would allow), each logged at error level;
 #   - an image limit written as Ceph allows, rbd_qos_bps_limit 1M, is
 #     1048576 bytes/s: at most 1230 KiB/s over fio's 10 s of 64 KiB reads
 #     (1024 x (10 + 1 s of bucket + 1 s of the 16 x 64 KiB in flight,
@@ -93,9 +97,18 @@ rbd config image set "$img" rbd_qos_iops_limit 200
 serve "$d/b.sock" -- "$img" qos.iops_limit=100
 check "qos.iops_limit=100 over the image's 200, 4 connections" 112 50 "$d/b.sock" 4 10
 stop_server "$d/b.sock"
-serve "$d/c.sock" -- "$img" qos.iops_limit=0 qos.read_bps_limit=409600
+serve "$d/c.sock" -- "$img" qos.iops_limit=0 qos.read_bps_limit=409600 2>"$d/c.log"
 check "qos.read_bps_limit=409600, 4 connections" 112 50 "$d/c.sock" 4 10
 stop_server "$d/c.sock"
+grep -q "qos.iops_\* asks for more than the image's own rbd_qos_iops_limit=200" "$d/c.log" ||
+  fail "qos.iops_limit=0 over the image's limit was not reported: $(tail -3 "$d/c.log")"
+# qos.* cannot raise the image's limit: librbd holds each handle to the
+# image's 200, so a shared 1000 would let 4 connections do 800.
+serve "$d/r.sock" -- "$img" qos.iops_limit=1000 qos.iops_burst=5000 2>"$d/r.log"
+check "qos.iops_limit=1000 over the image's 200, 4 connections" 224 100 "$d/r.sock" 4 10
+stop_server "$d/r.sock"
+grep -q "qos.iops_\* asks for more than the image's own rbd_qos_iops_limit=200" "$d/r.log" ||
+  fail "qos.iops_limit=1000 over the image's 200 was not reported: $(tail -3 "$d/r.log")"
 
 say "Ceph's size notation: rbd_qos_bps_limit 1M"
 rbd config image remove "$img" rbd_qos_iops_limit

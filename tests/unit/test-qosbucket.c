@@ -4,7 +4,9 @@
  * Proves, on a simulated clock, that a bucket starts empty, lets at most
  * rate * T tokens through in T seconds whatever the request pattern,
  * allows the configured burst after idling, serves requests in the order
- * they reserved, and that rate 0 means no limit.
+ * they reserved, and that rate 0 means no limit.  And that a qos.*
+ * override lowers an image's limit, never raises or removes it
+ * (rbdx_qos_limit_lower).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -121,6 +123,76 @@ test_unlimited (void **state)
   }
 }
 
+/* An override lowers what the image allows and never raises it: the
+ * tester's case (image 100 IOPS, qos.iops_limit=1000 or 0 gave 4
+ * connections 400) keeps 100. */
+static void
+test_lower_only (void **state)
+{
+  const struct rbdx_qos_limit img = { 100, 0, 1 }, none = { 0, 0, 1 };
+  const struct rbdx_qos_given lim = { true, false, false },
+                              all = { true, true, true }, nothing = { 0 };
+  struct rbdx_qos_limit out;
+
+  (void) state;
+  /* Raised or removed: the image's limit holds, and the caller is told. */
+  assert_true (rbdx_qos_limit_lower (&img, &(struct rbdx_qos_limit) { 1000, 0, 1 },
+                                     lim, &out));
+  assert_int_equal (out.limit, 100);
+  assert_true (rbdx_qos_limit_lower (&img, &(struct rbdx_qos_limit) { 0, 0, 1 },
+                                     lim, &out));
+  assert_int_equal (out.limit, 100);
+  /* Lowered: taken, nothing to say; the same value is no raise. */
+  assert_false (rbdx_qos_limit_lower (&img, &(struct rbdx_qos_limit) { 40, 0, 1 },
+                                      lim, &out));
+  assert_int_equal (out.limit, 40);
+  assert_false (rbdx_qos_limit_lower (&img, &(struct rbdx_qos_limit) { 100, 0, 1 },
+                                      lim, &out));
+  /* No override: the image's. */
+  assert_false (rbdx_qos_limit_lower (&img, &none, nothing, &out));
+  assert_true (out.limit == 100 && out.burst == 0);
+  /* An image without a limit takes the override as given. */
+  assert_false (rbdx_qos_limit_lower (&none, &(struct rbdx_qos_limit) { 500, 900, 3 },
+                                      all, &out));
+  assert_true (out.limit == 500 && out.burst == 900 && out.burst_s == 3);
+  assert_false (rbdx_qos_limit_lower (&none, &none, nothing, &out));
+  assert_int_equal (out.limit, 0);
+}
+
+/* Bursts: no faster peak and no bigger bucket than the image's. */
+static void
+test_lower_bursts (void **state)
+{
+  const struct rbdx_qos_limit flat = { 100, 0, 1 }, bursty = { 100, 300, 2 };
+  const struct rbdx_qos_given all = { true, true, true },
+                              burst = { false, true, true };
+  struct rbdx_qos_limit out;
+
+  (void) state;
+  /* A burst over an image without one: cut to no burst. */
+  assert_true (rbdx_qos_limit_lower (&flat, &(struct rbdx_qos_limit) { 0, 500, 5 },
+                                     burst, &out));
+  assert_true (out.limit == 100 && out.burst <= out.limit);
+  /* A lower limit may burst up to the image's rate for one second's
+   * worth of it (the image's bucket holds 100). */
+  assert_true (rbdx_qos_limit_lower (&flat, &(struct rbdx_qos_limit) { 50, 500, 5 },
+                                     all, &out));
+  assert_true (out.limit == 50 && out.burst == 100 && out.burst_s == 1);
+  /* Within the image's burst: as given. */
+  assert_false (rbdx_qos_limit_lower (&bursty, &(struct rbdx_qos_limit) { 80, 200, 2 },
+                                      all, &out));
+  assert_true (out.limit == 80 && out.burst == 200 && out.burst_s == 2);
+  /* A faster burst: its rate cut to the image's 300, its seconds to the
+   * image's 600 tokens. */
+  assert_true (rbdx_qos_limit_lower (&bursty, &(struct rbdx_qos_limit) { 80, 1000, 10 },
+                                     all, &out));
+  assert_true (out.limit == 80 && out.burst == 300 && out.burst_s == 2);
+  /* A longer burst at a lower rate: no more tokens than the image's. */
+  assert_true (rbdx_qos_limit_lower (&bursty, &(struct rbdx_qos_limit) { 80, 200, 10 },
+                                     all, &out));
+  assert_true (out.burst == 200 && out.burst_s == 3);
+}
+
 int
 main (void)
 {
@@ -130,6 +202,8 @@ main (void)
     cmocka_unit_test (test_fifo),
     cmocka_unit_test (test_huge),
     cmocka_unit_test (test_unlimited),
+    cmocka_unit_test (test_lower_only),
+    cmocka_unit_test (test_lower_bursts),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
