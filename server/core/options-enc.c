@@ -54,8 +54,8 @@ rbdx_options_read_passphrases (struct rbdx_options *o, char *err, size_t errlen)
   int r;
 
   if (o->nenc != o->nenc_files)
-    return rbdx_opt_err (err, errlen, "encryption_format= given %zu times and "
-                    "encryption_passphrase_file= %zu times: they go "
+    return rbdx_opt_err (err, errlen, "%zu encryption_format= and %zu "
+                    "encryption_passphrase_file= given: they go "
                     "together, one format per passphrase file (the image's "
                     "own first, then its parent's)", o->nenc, o->nenc_files);
   for (i = 0; i < o->nenc; i++) {

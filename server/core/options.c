@@ -495,6 +495,9 @@ options_complete (struct rbdx_options *o, char *err, size_t errlen)
   if (o->size_file && o->pool)
     return rbdx_opt_err (err, errlen, "size_file= holds the size of one image: it "
                  "cannot be combined with pool=");
+  if (o->metrics_interval && !o->metrics_file)
+    return rbdx_opt_err (err, errlen, "metrics_interval= needs metrics_file=, "
+                         "the file it says how often to write");
   if (o->advertise_size == RBDX_ADVERTISE_MAX && !o->size_file)
     return rbdx_opt_err (err, errlen, "advertise_size=max needs size_file=, where "
                  "clients learn the real size (it is for the rbdx mapper)");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* server/engine/engine.c (engine.h): rbdx-engine, the engine process:
- *   rbdx-engine [-v] [--readonly] --control PATH [--oldstyle PATH] [--]
+ *   rbdx-engine [-v] [--readonly] {--control PATH | --oldstyle PATH}... [--]
  *               [image=]SPEC [KEY=VALUE...]
  *
  * SPEC and KEY=VALUE are the plugin's parameters (nbdkit-rbdx-plugin(1))
@@ -89,8 +89,8 @@ struct engine {
 static void
 usage (FILE *f)
 {
-  fprintf (f, "usage: rbdx-engine [-v] [--readonly] --control PATH "
-           "[--oldstyle PATH] [--] [image=]SPEC [KEY=VALUE...]\n");
+  fprintf (f, "usage: rbdx-engine [-v] [--readonly] {--control PATH | --oldstyle "
+           "PATH}... [--] [image=]SPEC [KEY=VALUE...]\n");
 }
 
 static int
