@@ -377,6 +377,16 @@ econn_reader (void *arg)
     unsigned inflight;
     ssize_t n;
 
+    /* A reply's send failed (the client is gone: econn_send_some set
+     * dead, maybe in this thread's own refusal of a request): stop
+     * reading.  wait_io leaves a dead socket out of its poll, and with
+     * no timeout would wait for ever on an eventfd nothing writes. */
+    pthread_mutex_lock (&ec->lock);
+    go = !ec->dead;
+    pthread_mutex_unlock (&ec->lock);
+    if (!go)
+      break;
+
     epending_run (ec, econn_stopping ());
     /* The in-flight limit holds per request, not per buffer: a buffer
      * may hold thousands of headers.  Delayed requests count. */

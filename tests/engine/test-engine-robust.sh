@@ -40,7 +40,9 @@
 # found there kept (the engine removes only what it created).
 # Part 6: a client that connects and goes away: the engine's threads and
 # eventfds return to their idle count without another connection (its
-# finished thread is joined at once, conns.h rbdx_engine_reap_fd).
+# finished thread is joined at once, conns.h rbdx_engine_reap_fd); so do
+# 4 clients that each send a read past the end and close before its
+# NBD_EINVAL reply (the send fails with EPIPE).
 # Part 7: parameter values and a control path holding a newline and an
 # ESC sequence: exit 1, the message names the key (or path) and shows
 # the value escaped on one line, without the ESC byte.
@@ -374,6 +376,15 @@ print("idle (threads, eventfds) %s, serving %s" % (idle, state()))
 s.close()
 until("the finished connection was not reaped", lambda st: st == idle)
 print("back to %s without another connection" % (state(),))
+# Clients that send a request the reader refuses at once (a read past
+# the end: NBD_EINVAL) and close before its reply: the reply's send fails
+# (EPIPE), and each connection must still end.
+for i in range(4):
+    s = conn(os.environ["OLD"])
+    req(s, 0, 1 << 62, 4096, h=i)
+    s.close()
+until("a connection whose reply could not be sent was not ended", lambda st: st == idle)
+print("4 clients gone before their refused reply: back to %s" % (state(),))
 PY
   fail "a finished connection stayed until the next one: $(tail -3 "$d/rp.log")"
 kill "$(cat "$d/rp.pid")"
