@@ -13,6 +13,8 @@
 # with a newline:
 #   - exit 2 with a message naming the spec (a newline shown as \n);
 #   - no server was started, nothing was written in RBDX_RUN_DIR;
+# their unmap: "not mapped", exit 0 (`rbdx unmap` and `rbdx status` of an
+# image not mapped exit 3);
 # a connection_info name that is an NBD URI and parameters longer than the
 # state keeps are refused; and a valid spec passes the check (as user nobody it then stops at
 # "needs root").  What a server receives when a spec is accepted
@@ -161,11 +163,24 @@ if [ -x "$map_all" ]; then
     grep -qF -- "$m" "$d/err" || fail "rbdx-map-all: no '$m' in: $(cat "$d/err")"
   done
   ! grep -q AQBsecret "$d/err" || fail "the raw key was printed: $(cat "$d/err")"
-  refused "rbdx: rbd/-x is not mapped" 1 env RBDXTAB="$d/tab" RBDX="$rbdx" "$map_all" unmap
-  say "rbdxtab lines refused: specs with '=' by rbdx-map-all, the rest by the mapper"
+  # None of them is mapped: unmap says so per line (the mapper's exit 3)
+  # and is no failure.
+  refused "rbdx: rbd/-x is not mapped" 0 env RBDXTAB="$d/tab" RBDX="$rbdx" "$map_all" unmap
+  for s in rbd/-x -x rbd/vm1 rbd/vm2 rbd/vm3; do
+    grep -qxF -- "rbdx-map-all: $s not mapped: nothing to unmap" "$d/err" ||
+      fail "rbdx-map-all unmap: no 'not mapped' for $s: $(cat "$d/err")"
+  done
+  say "rbdxtab lines refused: specs with '=' by rbdx-map-all, the rest by the mapper; unmap of them: not mapped, exit 0"
 else
   say "rbdx-map-all not generated: rbdxtab part not run"
 fi
+
+# unmap and status of what is not mapped: exit 3 (rbdx(8), EXIT STATUS),
+# which rbdx-map-all tells from a failure; a bad command line is still 2.
+refused "rbdx: rbd/vm1 is not mapped" 3 "$rbdx" unmap -- rbd/vm1
+refused "rbdx: rbd/vm1 is not mapped" 3 "$rbdx" status -- rbd/vm1
+refused "unmap wants one device, image spec or URI" 2 "$rbdx" unmap -- rbd/vm1 rbd/vm2
+say "unmap and status of an image not mapped: exit 3"
 
 # A connection_info "name" that is an NBD URI (its fields would be
 # dropped), and parameters longer than a mapping's state keeps (they

@@ -10,6 +10,9 @@
 #  - one failed line: the others are still mapped, exit 3 (the status
 #    rbdx-map.service accepts so the mapped servers keep running); every
 #    line failed: exit 1;
+#  - unmap of lines that are not mapped (the mapper's exit status 3):
+#    reported "not mapped: nothing to unmap", exit 0; a real unmap
+#    failure (1 or 2) among them still counts: exit 1;
 #  - the mapper missing: exit 1 with a message saying so, without running
 #    anything; no table or an empty one: exit 0, nothing to do;
 #  - a line that starts with an option: exit 1 naming the line; bad
@@ -22,16 +25,22 @@ script=$RBDX_BUILD/systemd/rbdx-map-all
 
 d=$(tmpdir)
 mkdir "$d/bin"
-# The stand-in mapper: log "ARG|ARG|..." per call; fail for specs listed
-# in $d/fail.
+# The stand-in mapper: log "ARG|ARG|..." per call; fail for specs (the
+# word after "--") listed in $d/fail; unmap exits 3, as rbdx does, for
+# those listed in $d/unmapped.
 cat >"$d/bin/rbdx" <<EOF
 #!/usr/bin/env bash
 (IFS='|'; echo "\$*") >>"$d/calls"
-grep -qxF -- "\$3" "$d/fail" 2>/dev/null && { echo "rbdx: cannot map \$3" >&2; exit 1; }
+a=("\$@"); spec=
+for ((i = 0; i < \$#; i++)); do [ "\${a[i]}" = -- ] && { spec=\${a[i + 1]}; break; }; done
+grep -qxF -- "\$spec" "$d/fail" 2>/dev/null && { echo "rbdx: cannot \$1 \$spec" >&2; exit 1; }
+[ "\$1" = unmap ] && grep -qxF -- "\$spec" "$d/unmapped" 2>/dev/null &&
+  { echo "rbdx: \$spec is not mapped" >&2; exit 3; }
 exit 0
 EOF
 chmod +x "$d/bin/rbdx"
 : >"$d/fail"
+: >"$d/unmapped"
 
 printf '%s\n' \
   '# SPEC   OPTIONS' \
@@ -124,6 +133,35 @@ for tab in "$d/missing-tab" /dev/null; do
   [ $rc -eq 0 ] || fail "table $tab: exit $rc: $(cat "$d/err")"
   grep -q 'nothing to map' "$d/err" || fail "table $tab: $(cat "$d/err")"
 done
+
+# The unmap of lines that are not mapped (exit 3 of the mapper) is no
+# failure; any other failure still is.
+printf '%s\n' rbd/ns/db vm2 >"$d/unmapped"
+run 0 unmap
+expect_calls 'unmap|--|rbd/golden@base' 'unmap|--|vm2' 'unmap|--|rbd/ns/db' 'unmap|--|rbd/vm1'
+for s in rbd/ns/db vm2; do
+  grep -qxF "rbdx-map-all: $s not mapped: nothing to unmap" "$d/err" ||
+    fail "no 'not mapped' report for $s: $(cat "$d/err")"
+done
+! grep -q 'failed' "$d/err" || fail "a line not mapped counted as failed: $(cat "$d/err")"
+printf '%s\n' rbd/vm1 rbd/ns/db vm2 rbd/golden@base >"$d/unmapped"
+run 0 unmap
+say "unmap of lines not mapped: reported, exit 0"
+printf '%s\n' rbd/ns/db vm2 >"$d/unmapped"
+echo rbd/golden@base >"$d/fail"
+run 1 unmap
+expect_calls 'unmap|--|rbd/golden@base' 'unmap|--|vm2' 'unmap|--|rbd/ns/db' 'unmap|--|rbd/vm1'
+grep -q 'failed to unmap rbd/golden@base' "$d/err" || fail "no message for the failed unmap: $(cat "$d/err")"
+grep -q '1 of 4 image(s) failed to unmap' "$d/err" || fail "no failure count: $(cat "$d/err")"
+# Bad usage of the mapper (2) is a failure as well, never "not mapped".
+sed -i 's/exit 1; }$/exit 2; }/' "$d/bin/rbdx"
+grep -q 'exit 2; }$' "$d/bin/rbdx" || fail "the stand-in mapper was not changed to exit 2"
+run 1 unmap
+grep -q 'failed to unmap rbd/golden@base' "$d/err" || fail "exit 2 not a failure: $(cat "$d/err")"
+sed -i 's/exit 2; }$/exit 1; }/' "$d/bin/rbdx"
+: >"$d/fail"
+: >"$d/unmapped"
+say "a real unmap failure (exit 1 or 2) beside lines not mapped: counted, exit 1"
 
 printf '%s\n' 'rbd/vm1 id=nbd' 'id=nbd rbd/vm2' >"$d/tab"
 run 1 map
