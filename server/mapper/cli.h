@@ -5,8 +5,8 @@
  * cmd-map.c (map, attach), cmd-unmap.c (unmap), cmd-list.c (list-mapped,
  * status), with cmd-conninfo.c for --connection-info and mapped.c for
  * the mappings recorded.  A command returns the exit status (0 done) or
- * dies: die() prints "rbdx: MESSAGE" and exits 1 (failed) or 2 (bad
- * usage).  Single-threaded.
+ * dies: die() prints "rbdx: MESSAGE" and exits 1 (failed), 2 (bad
+ * usage) or RBDX_EXIT_NOT_MAPPED.  Single-threaded.
  */
 #ifndef RBDX_SERVER_CLI_H
 #define RBDX_SERVER_CLI_H
@@ -15,6 +15,12 @@
 #include <stddef.h>
 
 #include "supervise.h"
+
+/** The exit status of unmap and status given a device, image spec or URI
+ *  that is not mapped: nothing was done, which a script (rbdx-map-all's
+ *  unmap) tells from a failure without reading the message (rbdx.pod,
+ *  EXIT STATUS).  The rbd-nbd personality still exits 1 (die). */
+#define RBDX_EXIT_NOT_MAPPED 3
 
 /** What the command line said. */
 struct cli {

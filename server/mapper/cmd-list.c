@@ -23,7 +23,7 @@ cmd_status (struct cli *c)
   n = rbdx_mapped_load (all, MAX_MAPPED);
   st = c->nargs == 2 ? rbdx_mapped_find (c->args[1], all, n) : NULL;
   if (c->nargs == 2 && !st)
-    die (1, "%s is not mapped", c->args[1]);
+    die (RBDX_EXIT_NOT_MAPPED, "%s is not mapped", c->args[1]);
   for (int i = 0; i < n; i++) {
     if (st && &all[i] != st)
       continue;

@@ -90,7 +90,7 @@ cmd_unmap (struct cli *c)
     return 0;
   if (!st) {
     if (idx < 0 || !rbdx_device_connected (idx))
-      die (1, "%s is not mapped", what);
+      die (RBDX_EXIT_NOT_MAPPED, "%s is not mapped", what);
     /* Connected without our state: disconnect it anyway. */
     tmp.index = idx;
     st = &tmp;

@@ -8,7 +8,8 @@
  *   rbdx nbd-compat ARGS...   (and entered as rbd-nbd: nbd-compat.h)
  * Options, usage and the dispatch here; the helpers every command uses
  * in cli.c; the commands in cmd-*.c.
- * Exit status: 0 done, 1 failed (message on stderr), 2 bad usage.
+ * Exit status: 0 done, 1 failed (message on stderr), 2 bad usage, 3 (unmap,
+ * status) not mapped: RBDX_EXIT_NOT_MAPPED in cli.h.
  */
 #include <errno.h>
 #include <getopt.h>

@@ -43,7 +43,7 @@
 #     connected", leaving nbd1 as it was; unmap /dev/nbd1;
 #   - errors leave nothing mapped or running: a server that exits at start
 #     (its message is shown), nothing listening at the URI, no such device
-#     to unmap, bad options (exit 2).
+#     to unmap (exit 3, "not mapped"), bad options (exit 2).
 # On the host: the data the guest wrote is in the image (rbd export).
 # Covers: rbdx(8) map/unmap/list-mapped/attach, README "Map it to a block
 # device".
@@ -121,7 +121,7 @@ if "$MAPPER" map "nbd://$NBD_HOST:1/x" 2>/tmp/err; then fail "map of a dead URI 
 grep -qi "connect" /tmp/err || fail "map of a dead URI said: $(cat /tmp/err)"
 nothing_left
 rc=0; "$MAPPER" unmap /dev/nbd3 2>/tmp/err || rc=$?
-[ "$rc" -eq 1 ] && grep -q "not mapped" /tmp/err || fail "unmap of an unmapped device: rc $rc, $(cat /tmp/err)"
+[ "$rc" -eq 3 ] && grep -q "not mapped" /tmp/err || fail "unmap of an unmapped device: rc $rc (3: not mapped), $(cat /tmp/err)"
 rc=0; "$MAPPER" map --connections 0 "$NBD_EXPORT" 2>/dev/null || rc=$?
 [ "$rc" -eq 2 ] || fail "--connections 0 gave exit $rc, not 2"
 rc=0; "$MAPPER" map --device /dev/sda "$NBD_EXPORT" 2>/dev/null || rc=$?

@@ -13,6 +13,11 @@
 # with a newline:
 #   - exit 2 with a message naming the spec (a newline shown as \n);
 #   - no server was started, nothing was written in RBDX_RUN_DIR;
+# rbdxtab lines: the mapper options a line may give reach the mapper as
+# options (--connections=0, --engine=x refused by it), a hostile value in
+# one stays its value, another word starting with '-' is refused by
+# rbdx-map-all; their unmap: "not mapped", exit 0 (`rbdx unmap` and
+# `rbdx status` of an image not mapped exit 3);
 # a connection_info name that is an NBD URI and parameters longer than the
 # state keeps are refused; and a valid spec passes the check (as user nobody it then stops at
 # "needs root").  What a server receives when a spec is accepted
@@ -152,20 +157,43 @@ if [ -x "$map_all" ]; then
     refused "the line must start with the image spec, not '$spec'" 1 \
       env RBDXTAB="$d/tab" RBDX="$rbdx" "$map_all" map
   done
+  # The mapper options a line may give reach the mapper as options
+  # (--connections=0 and --engine=x refused by its own checks, so
+  # getopt_long took NAME=VALUE as one option), a hostile value inside one
+  # stays that option's value (--id=--run=/bin/true: id=--run=/bin/true,
+  # refused); any other word starting with '-' is refused by rbdx-map-all.
   printf '%s\n' 'rbd/-x id=admin' '-x' "rbd/vm1 --filter=$so" 'rbd/vm2 id=--run=/bin/true' \
-    'rbd/vm3 ceph.key=AQBsecretsecretsecretsecretsecret==' >"$d/tab"
-  refused "5 of 5 image(s) failed to map" 1 env RBDXTAB="$d/tab" RBDX="$rbdx" "$map_all" map
+    'rbd/vm3 ceph.key=AQBsecretsecretsecretsecretsecret==' 'rbd/vm4 --read-only --connections=0' \
+    'rbd/vm5 --engine=x' 'rbd/vm6 --id=--run=/bin/true' >"$d/tab"
+  refused "8 of 8 image(s) failed to map" 1 env RBDXTAB="$d/tab" RBDX="$rbdx" "$map_all" map
   for m in "image spec 'rbd/-x': a component starts with '-'" "image spec '-x': it starts with '-'" \
-           "'--filter' is not a parameter name" "'id=--run=/bin/true': the value starts with '-'" \
-           "parameter ceph.key= refused"; do
+           "$d/tab:3: rbd/vm1: '--filter=$so' is not one of the mapper options a line may give" \
+           "'id=--run=/bin/true': the value starts with '-'" \
+           "parameter ceph.key= refused" "rbdx: --connections must be a number from 1 to" \
+           "rbdx: --engine must be builtin or nbdkit, not 'x'"; do
     grep -qF -- "$m" "$d/err" || fail "rbdx-map-all: no '$m' in: $(cat "$d/err")"
   done
+  [ "$(grep -c "'id=--run=/bin/true': the value starts with '-'" "$d/err")" -eq 2 ] ||
+    fail "--id=--run=/bin/true not refused as id=--run=/bin/true: $(cat "$d/err")"
   ! grep -q AQBsecret "$d/err" || fail "the raw key was printed: $(cat "$d/err")"
-  refused "rbdx: rbd/-x is not mapped" 1 env RBDXTAB="$d/tab" RBDX="$rbdx" "$map_all" unmap
-  say "rbdxtab lines refused: specs with '=' by rbdx-map-all, the rest by the mapper"
+  # None of them is mapped: unmap says so per line (the mapper's exit 3)
+  # and is no failure.
+  refused "rbdx: rbd/-x is not mapped" 0 env RBDXTAB="$d/tab" RBDX="$rbdx" "$map_all" unmap
+  for s in rbd/-x -x rbd/vm1 rbd/vm2 rbd/vm3 rbd/vm4 rbd/vm5 rbd/vm6; do
+    grep -qxF -- "rbdx-map-all: $s not mapped: nothing to unmap" "$d/err" ||
+      fail "rbdx-map-all unmap: no 'not mapped' for $s: $(cat "$d/err")"
+  done
+  say "rbdxtab lines refused: specs with '=' and unknown options by rbdx-map-all, the rest by the mapper; unmap of them: not mapped, exit 0"
 else
   say "rbdx-map-all not generated: rbdxtab part not run"
 fi
+
+# unmap and status of what is not mapped: exit 3 (rbdx(8), EXIT STATUS),
+# which rbdx-map-all tells from a failure; a bad command line is still 2.
+refused "rbdx: rbd/vm1 is not mapped" 3 "$rbdx" unmap -- rbd/vm1
+refused "rbdx: rbd/vm1 is not mapped" 3 "$rbdx" status -- rbd/vm1
+refused "unmap wants one device, image spec or URI" 2 "$rbdx" unmap -- rbd/vm1 rbd/vm2
+say "unmap and status of an image not mapped: exit 3"
 
 # A connection_info "name" that is an NBD URI (its fields would be
 # dropped), and parameters longer than a mapping's state keeps (they
