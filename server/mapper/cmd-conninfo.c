@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rbdx/printable.h"
+
 #include "cli.h"
 #include "conninfo.h"
 #include "json.h"
@@ -15,15 +17,25 @@
 void
 cli_load_conninfo (const char *path, struct rbdx_conninfo *ci)
 {
-  char err[512], *text = rbdx_conninfo_read (path);
+  char err[512], shown[4096], *text;
+  size_t len = 0;
   int r;
 
-  if (!text)
+  if (!(text = rbdx_conninfo_read (path, &len)))
     die (1, "--connection-info %s: %s", path, strerror (errno));
-  r = rbdx_conninfo_parse (text, ci, err, sizeof err);
+  r = rbdx_conninfo_parse (text, len, ci, err, sizeof err);
   free (text);
   if (r < 0)
     die (2, "--connection-info %s: %s", path, r == -ENOMEM ? "out of memory" : err);
+  /* What the mapping will not do, said before it is made; the warnings'
+   * values are escaped already, the path is not. */
+  for (size_t i = 0; i < ci->nwarn; i++)
+    fprintf (stderr, "rbdx: warning: --connection-info %s: %s\n",
+             rbdx_printable_line (path, shown, sizeof shown), ci->warn[i]);
+  if (ci->nwarn_more)
+    fprintf (stderr, "rbdx: warning: --connection-info %s: %zu more "
+             "qos_specs keys ignored\n",
+             rbdx_printable_line (path, shown, sizeof shown), ci->nwarn_more);
 }
 
 void

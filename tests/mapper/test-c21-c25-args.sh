@@ -19,7 +19,10 @@
 # rbdx-map-all; their unmap: "not mapped", exit 0 (`rbdx unmap` and
 # `rbdx status` of an image not mapped exit 3);
 # a connection_info name that is an NBD URI and parameters longer than the
-# state keeps are refused; and a valid spec passes the check (as user nobody it then stops at
+# state keeps are refused; C34: connection_info fields read strictly (an
+# access_mode other than "rw"/"ro", data after the object, auth_enabled
+# true without auth_username, fields of the wrong JSON type: exit 2
+# naming the field; unknown qos_specs keys: a warning naming each); and a valid spec passes the check (as user nobody it then stops at
 # "needs root").  What a server receives when a spec is accepted
 # (image=SPEC after "--") is tests/unit/test-server-args.c and the fuzz
 # target tests/fuzz/fuzz-args.c.  No cluster, no kernel.
@@ -100,6 +103,58 @@ refused "data.cluster_name '../../tmp/x' is no Ceph cluster name" 2 "$rbdx" map 
 conninfo rbd/vol hosts "[$(printf '"10.0.0.%d",' $(seq 1 200))\"10.0.0.201\"]" ports '[]' >"$d/ci.json"
 refused "hosts make a mon_host longer than 2047 bytes" 2 "$rbdx" map --connection-info "$d/ci.json"
 say "hostile connection_info fields refused"
+
+# C34: connection_info read strictly.  access_mode is exactly "rw" or
+# "ro"; nothing but whitespace after the object; auth_enabled true needs
+# auth_username; a field of the wrong JSON type is refused naming it.
+for m in RO rx "ro " ""; do
+  conninfo rbd/vol access_mode "\"$m\"" >"$d/ci.json"
+  refused "data.access_mode '$m' is neither \"rw\" nor \"ro\"" 2 "$rbdx" map --connection-info "$d/ci.json"
+done
+conninfo rbd/vol access_mode '"r\no"' >"$d/ci.json"
+refused "data.access_mode 'r\x0ao'" 2 "$rbdx" map --connection-info "$d/ci.json"
+printf '%s x' "$(conninfo rbd/vol)" >"$d/ci.json"
+refused "data after the JSON object (at byte" 2 "$rbdx" map --connection-info "$d/ci.json"
+printf '%s\n%s\n' "$(conninfo rbd/vol)" "$(conninfo rbd/other)" >"$d/ci.json"
+refused "data after the JSON object" 2 "$rbdx" map --engine nbdkit --connection-info - <"$d/ci.json"
+refused "data after the JSON object" 2 "$rbdx" unmap --connection-info "$d/ci.json"
+conninfo rbd/vol auth_username null >"$d/ci.json"
+refused "data.auth_enabled is true but data.auth_username is missing" 2 "$rbdx" map --connection-info "$d/ci.json"
+conninfo rbd/vol auth_username '""' >"$d/ci.json"
+refused "data.auth_username is empty" 2 "$rbdx" map --connection-info "$d/ci.json"
+for kv in 'auth_enabled "true"|data.auth_enabled is a string, not a boolean' \
+          'auth_username 5|data.auth_username is a number, not a string' \
+          'keyring ["k"]|data.keyring is a list, not a string' \
+          'hosts "127.0.0.1"|data.hosts is a string, not a list' \
+          'ports 6789|data.ports is a number, not a list' \
+          'hosts [5]|data.hosts[0] is a number, not a string' \
+          'hosts ["a,b"]|data.hosts[0] '"'a,b'"' is not one host' \
+          'qos_specs {"total_iops_sec":" -5"}|data.qos_specs.total_iops_sec '"' -5'"' is not a whole number' \
+          'qos_specs {"total_iops_sec":true}|data.qos_specs.total_iops_sec is a boolean' \
+          'access_mode 1|data.access_mode is a number, not a string'; do
+  kv_=${kv%%|*}
+  conninfo rbd/vol "${kv_%% *}" "${kv_#* }" >"$d/ci.json"
+  refused "${kv#*|}" 2 "$rbdx" map --connection-info "$d/ci.json"
+done
+printf '{"data":"rbd/vol"}' >"$d/ci.json"
+refused "connection_info: data is a string, not an object" 2 "$rbdx" map --connection-info "$d/ci.json"
+# qos_specs keys rbdx does not map: a warning naming each, not a
+# refusal (shown by unmap, which reads the same connection_info and
+# finds the volume not mapped; as a user other than root it then stops
+# at "needs root").
+conninfo rbd/vol qos_specs '{"foo": "1", "size_iops_sec": "4096", "total_iops_sec": "9", "total_iops_sec_max_length": "2", "x\nFORGED": 1}' >"$d/ci.json"
+rc=0; "$rbdx" unmap --connection-info "$d/ci.json" >"$d/out" 2>"$d/err" || rc=$?
+[ $rc -eq 0 ] || [ $rc -eq 1 ] || fail "unmap with unknown qos_specs keys exited $rc: $(cat "$d/err")"
+grep -qF "rbdx: warning: --connection-info $d/ci.json: data.qos_specs.foo is not a front-end QoS key rbdx knows: ignored" "$d/err" ||
+  fail "no warning naming qos_specs.foo: $(cat "$d/err")"
+grep -qF "data.qos_specs.size_iops_sec (the I/O size that counts as one I/O) has no equivalent in rbdx: ignored" "$d/err" ||
+  fail "no warning naming qos_specs.size_iops_sec: $(cat "$d/err")"
+grep -qF 'data.qos_specs.x\x0aFORGED is not' "$d/err" && ! grep -q '^FORGED' "$d/err" ||
+  fail "the key with a newline is not shown escaped: $(cat -A "$d/err")"
+! grep -q "total_iops_sec" "$d/err" || fail "a mapped qos_specs key was warned about: $(cat "$d/err")"
+[ "$(grep -c warning "$d/err")" -eq 3 ] || fail "not 3 warnings: $(cat "$d/err")"
+nothing_started "unmap with unknown qos_specs keys"
+say "C34: access_mode, trailing data, auth_enabled and wrong types refused; unknown qos_specs keys warned"
 
 # F3: cluster= and --cluster name files in librados: [A-Za-z0-9_-]+ only,
 # refused before any server starts.
