@@ -410,7 +410,8 @@ rbdx_dump_plugin (void)
   "                     snapshot, if it exists (rbdx map writes it).\n" \
   "conf=PATH            ceph.conf (default: $CEPH_CONF, /etc/ceph/$cluster.conf,\n" \
   "                     ~/.ceph/$cluster.conf, ./$cluster.conf).\n" \
-  "id=NAME              cephx user without 'client.' (default: admin).\n" \
+  "id=NAME              cephx user without 'client.' (default: the\n" \
+  "                     --id of $CEPH_ARGS, else admin).\n" \
   "keyring=PATH         Keyring holding that user's key.\n" \
   "mon_host=ADDRS       Monitor addresses (overrides the conf file).\n" \
   "cluster=NAME         Cluster name (default: ceph).\n" \

@@ -9,6 +9,8 @@
  * rbdx/log.h.  Nothing here includes a front end's header.
  *
  *   options.h   the key=value parameters, parsed and validated (pure)
+ *   cephargs.h  the cephx id: its check, and the one in $CEPH_ARGS
+ *               without id= (pure)
  *   cluster.h   one rados_t from those parameters
  *   cct.h       the server's one Ceph context where Ceph is safe for it
  *               (ceph_context=)

@@ -148,7 +148,10 @@ struct rbdx_options {
                                    follows the snapshot through renames. */
   bool snap_id_set;
   char *conf;                 /**< conf= path to ceph.conf. */
-  char *id;                   /**< id= cephx user without "client.". */
+  char *id;                   /**< id= cephx user without "client.";
+                                   without id=, rbdx_options_complete
+                                   sets it from $CEPH_ARGS, if there. */
+  bool id_from_env;           /**< id is $CEPH_ARGS' (no id= given). */
   char *keyring;              /**< keyring= path. */
   char *mon_host;             /**< mon_host= monitor address list. */
   char *cluster;              /**< cluster= cluster name. */
@@ -249,6 +252,10 @@ int rbdx_options_set (struct rbdx_options *o, const char *key,
  * then that snapshot), snap_id= only with an image= naming no snapshot
  * and without pool=, and an image
  * without a pool component still fits RBDX_SPEC_MAX with pool= added.
+ * Without id=, the cephx id of $CEPH_ARGS (rbdx_ceph_args_id,
+ * cephargs.h) becomes the id (id_from_env set), checked as id= is; a
+ * $CEPH_ARGS that rbdx_ceph_args_id refuses, or whose id fails that
+ * check, is -EINVAL with a message starting "$CEPH_ARGS: ".
  * @return 0, -EINVAL with a message in @p err, or -ENOMEM ("out of
  *         memory" in @p err). */
 int rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen);
@@ -294,7 +301,8 @@ bool rbdx_cluster_name_valid (const char *name);
  * (any case).  @return 1, 0, or -EINVAL. */
 int rbdx_parse_bool (const char *value);
 
-/** The cephx id in effect ("admin" when none was given). */
+/** The cephx id in effect: id=, else (once rbdx_options_complete ran)
+ * the id of $CEPH_ARGS, else "admin". */
 const char *rbdx_options_id (const struct rbdx_options *o);
 
 /** Release every string and zero @p o. */

@@ -9,6 +9,7 @@
 
 #include <rbd/librbd.h>
 
+#include "rbdx/cephargs.h"
 #include "rbdx/cluster.h"
 
 static bool
@@ -76,12 +77,18 @@ static int
 configure (const struct rbdx_options *o, bool shared, rados_t *out,
            char *err, size_t errlen)
 {
-  char entity[256];
+  char entity[sizeof "client." + RBDX_CEPHX_ID_MAX];
   rados_t c;
   size_t i;
   int r;
 
-  snprintf (entity, sizeof entity, "client.%s", rbdx_options_id (o));
+  /* Never cut short: a cut id is another user. */
+  if ((size_t) snprintf (entity, sizeof entity, "client.%s",
+                         rbdx_options_id (o)) >= sizeof entity) {
+    snprintf (err, errlen, "id: a cephx id longer than %d bytes",
+              RBDX_CEPHX_ID_MAX);
+    return -ENAMETOOLONG;
+  }
   r = rados_create2 (&c, o->cluster ? o->cluster : "ceph", entity, 0);
   if (r < 0) {
     snprintf (err, errlen, "cannot create a Ceph handle for %s: %s",
@@ -171,6 +178,7 @@ rbdx_cluster_connect_handle (const struct rbdx_options *o, rados_t c,
 {
   char mons[512] = "";
   const char *hint;
+  const char *from = o->id_from_env ? " (the id of $CEPH_ARGS)" : "";
   int r;
 
   r = rados_connect (c);
@@ -178,19 +186,20 @@ rbdx_cluster_connect_handle (const struct rbdx_options *o, rados_t c,
     return 0;
   if (rados_conf_get (c, "mon_host", mons, sizeof mons) < 0 || !*mons) {
     snprintf (err, errlen, "cannot connect to Ceph cluster '%s' as "
-              "client.%s: no monitor address (give conf=, mon_host= or "
+              "client.%s%s: no monitor address (give conf=, mon_host= or "
               "$CEPH_CONF): %s", o->cluster ? o->cluster : "ceph",
-              rbdx_options_id (o), strerror (-r));
+              rbdx_options_id (o), from, strerror (-r));
     return r;
   }
   switch (-r) {
   case ENOENT:
     hint = "no key for this id in the keyring, or no keyring found "
-           "(check id= and keyring=)";
+           "(check id= or $CEPH_ARGS, and keyring=)";
     break;
   case EACCES: case EPERM:
     hint = "the cluster refused the key: unknown id, or the keyring "
-           "has no or a wrong key for it (check id= and keyring=)";
+           "has no or a wrong key for it (check id= or $CEPH_ARGS, and "
+           "keyring=)";
     break;
   case ETIMEDOUT:
     hint = "no monitor answered within client_mount_timeout "
@@ -199,9 +208,9 @@ rbdx_cluster_connect_handle (const struct rbdx_options *o, rados_t c,
   default:
     hint = strerror (-r);
   }
-  snprintf (err, errlen, "cannot connect to Ceph cluster '%s' as client.%s "
+  snprintf (err, errlen, "cannot connect to Ceph cluster '%s' as client.%s%s "
             "(monitors %s): %s", o->cluster ? o->cluster : "ceph",
-            rbdx_options_id (o), mons, hint);
+            rbdx_options_id (o), from, mons, hint);
   return r;
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "rbdx/budget.h"
+#include "rbdx/cephargs.h"
 #include "rbdx/opterr.h"
 #include "rbdx/options.h"
 
@@ -317,9 +318,14 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
   if (strcmp (key, "conf") == 0)
     return rbdx_opt_set_once (&o->conf, key, value, err, errlen);
   if (strcmp (key, "id") == 0) {
+    char bad[128];
+
     if (strncmp (value, "client.", 7) == 0)
       return rbdx_opt_err (err, errlen, "id='%s': give the cephx id without the "
                    "'client.' prefix (id=%s)", value, value + 7);
+    if (rbdx_cephx_id_check (value, bad, sizeof bad) < 0)
+      return rbdx_opt_err (err, errlen, "id='%.*s': %s", RBDX_CEPHX_ID_MAX,
+                           value, bad);
     return rbdx_opt_set_once (&o->id, key, value, err, errlen);
   }
   if (strcmp (key, "keyring") == 0)
@@ -434,6 +440,31 @@ same (const char *a, const char *b)
   return (!a && !b) || (a && b && strcmp (a, b) == 0);
 }
 
+/* Without id=, the id of $CEPH_ARGS (cephargs.h), checked as id=. */
+static int
+id_from_env (struct rbdx_options *o, char *err, size_t errlen)
+{
+  char id[RBDX_CEPHX_ID_MAX + 1], why[256];
+  int r;
+
+  if (o->id)
+    return 0;
+  r = rbdx_ceph_args_id (getenv ("CEPH_ARGS"), id, sizeof id, why, sizeof why);
+  if (r == 0)
+    return 0;
+  if (r > 0 && rbdx_cephx_id_check (id, why, sizeof why) == 0) {
+    o->id = strdup (id);
+    if (!o->id)
+      return -ENOMEM;
+    o->id_from_env = true;
+    return 0;
+  }
+  if (r > 0)
+    return rbdx_opt_err (err, errlen, "$CEPH_ARGS: the cephx id '%s': %s "
+                         "(or give id=)", id, why);
+  return rbdx_opt_err (err, errlen, "$CEPH_ARGS: %s (or give id=)", why);
+}
+
 static int
 options_complete (struct rbdx_options *o, char *err, size_t errlen)
 {
@@ -501,7 +532,9 @@ options_complete (struct rbdx_options *o, char *err, size_t errlen)
   if (o->advertise_size == RBDX_ADVERTISE_MAX && !o->size_file)
     return rbdx_opt_err (err, errlen, "advertise_size=max needs size_file=, where "
                  "clients learn the real size (it is for the rbdx mapper)");
-  r = check_dir ("size_file", o->size_file, err, errlen);
+  r = id_from_env (o, err, errlen);
+  if (r == 0)
+    r = check_dir ("size_file", o->size_file, err, errlen);
   if (r == 0)
     r = check_dir ("metrics_file", o->metrics_file, err, errlen);
   if (r == 0)

@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rbdx/cephargs.h"
+
 #include "cli.h"
 #include "keyring.h"
 #include "mapped.h"
@@ -147,11 +149,17 @@ static void
 keyfile_to_keyring (const struct rbdx_nbd_args *a, struct cli *c, const char *keyfile)
 {
   const char *id = rbdx_nbd_param (a, "id");
-  char why[600];
+  char why[600], env_id[RBDX_CEPHX_ID_MAX + 1];
   int r;
 
   /* --keyfile with --keyring: refused by rbdx_nbd_parse. */
-  /* Ceph's default entity is client.admin (Ceph doc, "--id"). */
+  /* Without --id the server connects as the id of $CEPH_ARGS, which it
+   * inherits (rbdx/cephargs.h), as rbd-nbd does: the key is that id's.
+   * A $CEPH_ARGS it refuses is the server's to report.  Without either,
+   * Ceph's default entity is client.admin (Ceph doc, "--id"). */
+  if (!id && rbdx_ceph_args_id (getenv ("CEPH_ARGS"), env_id, sizeof env_id,
+                                why, sizeof why) == 1)
+    id = env_id;
   r = rbdx_keyring_from_keyfile (keyfile, id ? id : "admin", &c->keyring_text,
                                  why, sizeof why);
   if (r == -ENOMEM)

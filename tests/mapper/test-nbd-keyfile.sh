@@ -15,7 +15,8 @@
 #     followed by a NUL byte and more (/proc/self/environ is one): refused
 #     with a message naming the file and what is wrong; one that does
 #     not exist: its errno;
-#   - a client id that cannot name a keyring section (--id 'a]b');
+#   - a client id that cannot name a keyring section (--id 'a]b', and
+#     without --id the id of $CEPH_ARGS);
 #   - --log-file with a control character, or naming a FIFO, a
 #     directory or a file of /proc: refused, naming it (/dev/null is not);
 #   - as user nobody, a good key file: "needs root", nothing written;
@@ -91,6 +92,10 @@ refused "/proc/self/environ as key file" "--keyfile /proc/self/environ: does not
 refused "a missing key file" "--keyfile $d/none: No such file or directory" \
   "${csi[@]}" --keyfile="$d/none" map rbd/x
 refused "--id 'a]b'" "is not letters, digits" --id 'a]b' --keyfile="$d/keyfile" map rbd/x
+# Without --id the keyring is for the id of $CEPH_ARGS, which the server
+# connects as (rbdx/cephargs.h), as rbd-nbd does.
+CEPH_ARGS="--keyring=/x -n client.a]b" refused "CEPH_ARGS -n client.a]b" \
+  "id 'a]b' is not letters, digits" --keyfile="$d/keyfile" map rbd/x
 refused "--log-file with a newline" "control character" \
   "${csi[@]}" --keyfile="$d/keyfile" --log-file $'/tmp/a\nb' map rbd/x
 refused "--log-file a FIFO" "--log-file $d/fifo: not a regular file" \

@@ -22,15 +22,9 @@
 #include <cmocka.h>
 
 #include "rbdx/options.h"
+#include "unit-check.h"
 
 #define ERRLEN 256
-
-/* Assert that haystack contains needle, printing both when not. */
-#define assert_contains(haystack, needle)                               \
-  do {                                                                  \
-    if (strstr ((haystack), (needle)) == NULL)                          \
-      fail_msg ("\"%s\" does not contain \"%s\"", (haystack), (needle)); \
-  } while (0)
 
 static int
 setup (void **state)
@@ -934,5 +928,8 @@ main (void)
     T (test_parse_size),
   };
 
+  /* The id of a $CEPH_ARGS of the caller's would become the id in
+   * rbdx_options_complete (test-cephargs.c tests that). */
+  unsetenv ("CEPH_ARGS");
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
