@@ -89,6 +89,10 @@ void cli_load_conninfo (const char *path, struct rbdx_conninfo *ci);
  *  carries is cli_write_keyring's, once every check passed.  Dies on
  *  errors. */
 void cli_conninfo_to_map (struct cli *c, struct rbdx_conninfo *ci);
+/** The volume @p ci names as @p c's target, in canonical form, as map
+ *  and unmap --connection-info both read it: an RBD image spec, never a
+ *  device path or an NBD URI.  Dies (exit 2) otherwise. */
+void cli_conninfo_target (struct cli *c, struct rbdx_conninfo *ci);
 /** Write @p keyring (keyring file contents: a connection_info's keyring,
  *  or the one built from rbd-nbd's --keyfile) to a file of the mapping's
  *  own (keyring.h, rbdx_keyring_write), owned by the mapping from now on

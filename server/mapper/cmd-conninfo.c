@@ -54,12 +54,12 @@ cli_print_device_info (int index, const char *spec)
 }
 
 void
-cli_conninfo_to_map (struct cli *c, struct rbdx_conninfo *ci)
+cli_conninfo_target (struct cli *c, struct rbdx_conninfo *ci)
 {
   char *args[1] = { ci->spec };
 
-  if (c->nargs > 1)
-    die (2, "--connection-info names the volume: no image spec or URI too");
+  /* The spec parser refuses a device path ("/dev/nbd0": its pool name
+   * is empty), so unmap can never take the name for a device. */
   cli_set_target (c, args, 1);
   /* Cinder's connection_info names an RBD volume, POOL/IMAGE: a "name"
    * that is an NBD URI would map some other server's export with the
@@ -67,6 +67,14 @@ cli_conninfo_to_map (struct cli *c, struct rbdx_conninfo *ci)
   if (c->o.is_uri)
     die (2, "--connection-info: the name '%s' is an NBD URI, not an RBD "
          "image spec", c->o.target);
+}
+
+void
+cli_conninfo_to_map (struct cli *c, struct rbdx_conninfo *ci)
+{
+  if (c->nargs > 1)
+    die (2, "--connection-info names the volume: no image spec or URI too");
+  cli_conninfo_target (c, ci);
   for (size_t i = 0; i < ci->nparams; i++)
     cli_add_param (&c->o, "", ci->params[i]);
   if (ci->read_only)

@@ -70,8 +70,8 @@ cmd_unmap (struct cli *c)
     if (c->nargs != 1)
       die (2, "--connection-info names the volume: no device, spec or URI too");
     cli_load_conninfo (c->conninfo, &ci);
-    cli_check_args (ci.spec, NULL, 0);
-    snprintf (c->o.target, sizeof c->o.target, "%s", ci.spec);
+    cli_conninfo_target (c, &ci);
+    cli_check_args (c->o.target, NULL, 0);
     rbdx_conninfo_free (&ci);
     what = c->o.target;
   }

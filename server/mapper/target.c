@@ -161,16 +161,19 @@ rbdx_args_check (const char *target, char *const *params, size_t nparams,
 int
 rbdx_device_index (const char *text)
 {
-  const char *p = text;
-  char *end;
-  long i;
+  const char *p;
+  long i = 0;
 
-  if (strncmp (p, "/dev/", 5) == 0)
-    p += 5;
-  if (strncmp (p, "nbd", 3) != 0)
+  /* Exactly "/dev/nbd" and a decimal without a sign, blank or leading
+   * zero: "nbd0", "nbd-0", "nbd 0", "nbd00" are image specs (rbd/nbd0),
+   * never /dev/nbd0 (strtol took them all for 0). */
+  if (strncmp (text, "/dev/nbd", 8) != 0)
     return -1;
-  i = strtol (p + 3, &end, 10);
-  if (end == p + 3 || *end || i < 0 || i > 1 << 20)
+  p = text + 8;
+  if (*p < '0' || *p > '9' || (p[0] == '0' && p[1]))
     return -1;
-  return (int) i;
+  for (; *p >= '0' && *p <= '9'; p++)
+    if ((i = i * 10 + (*p - '0')) > 1 << 20)
+      return -1;
+  return *p ? -1 : (int) i;
 }

@@ -50,8 +50,10 @@ int rbdx_target_canonical (const char *text, char *buf, size_t len, const char *
 int rbdx_args_check (const char *target, char *const *params, size_t nparams,
                      char *why, size_t whylen);
 
-/** The device number of "/dev/nbdN" or "nbdN" (N at most 2^20), or -1
- *  when @p text names no NBD device. */
+/** The device number of "/dev/nbdN" (N decimal, without a sign, blank or
+ *  leading zero, at most 2^20), or -1 when @p text is anything else:
+ *  then it is an image spec or URI ("nbd0" is the image rbd/nbd0).
+ *  Pure, thread-safe. */
 int rbdx_device_index (const char *text);
 
 #endif

@@ -259,6 +259,34 @@ long=$(printf 'x%.0s' {1..4100})
 refused "a mapping keeps at most 4095" 2 "$rbdx" map rbd/vm1 "id=$long"
 say "an NBD URI as connection_info name and oversized parameters refused"
 
+# Case C36: only "/dev/nbdN" names a device.  connection_info's "name"
+# "/dev/nbd0" is refused by unmap as by map (it is no image spec), never
+# taken for /dev/nbd0.  With /dev/nbd0 mapping rbd/other and /dev/nbd1
+# the image rbd/nbd-0 (state files in a run directory of its own, pid 1
+# standing in for the live supervisor), `rbdx status nbd-0` is the
+# mapping of rbd/nbd-0, and nbd0, nbd00, "nbd 0" are images not mapped.
+conninfo /dev/nbd0 >"$d/ci.json"
+refused "the pool name is empty" 2 "$rbdx" unmap --connection-info "$d/ci.json"
+mkdir -p "$d/run36"
+start1=$(awk '{ print $22 }' /proc/1/stat)
+for m in "0 rbd/other" "1 rbd/nbd-0"; do
+  set -- $m
+  printf 'index=%s\ntarget=%s\nbackend=rbdx:%s\nsocket=%s/none.sock\nconnections=1\nsupervisor=1\nsupervisor_start=%s\n' \
+    "$1" "$2" "$2" "$d" "$start1" >"$d/run36/nbd$1"
+done
+RBDX_RUN_DIR=$d/run36 "$rbdx" status nbd-0 >"$d/out" 2>"$d/err" ||
+  fail "status nbd-0: $(cat "$d/err")"
+head -n1 "$d/out" | grep -qx "/dev/nbd1: rbd/nbd-0" ||
+  fail "status nbd-0 is not the mapping of rbd/nbd-0: $(cat "$d/out")"
+for name in nbd0 nbd00 "nbd 0" nbd+0 /dev/nbd00; do
+  rc=0
+  RBDX_RUN_DIR=$d/run36 "$rbdx" status "$name" >"$d/out" 2>"$d/err" || rc=$?
+  [ $rc -eq 3 ] && grep -qF "is not mapped" "$d/err" ||
+    fail "status '$name' (exit $rc) took it for a device: $(cat "$d/out" "$d/err")"
+done
+rm -rf "$d/run36"
+say "only /dev/nbdN names a device: nbd-0, nbd0, nbd00 are image specs"
+
 # A valid spec passes the check: as nobody, it then needs root.
 if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 &&
    setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups test -x "$rbdx" 2>/dev/null; then

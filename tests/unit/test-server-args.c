@@ -182,6 +182,27 @@ test_device_file (void **state)
   assert_false (rbdx_server_wants_device_file (&o));
 }
 
+/* Only "/dev/nbdN" names a device (case C36): names an image could
+ * have ("nbd0", "nbd-0", "nbd 0", "nbd+0", "nbd00") are specs, so
+ * `rbdx unmap nbd-0` (the image rbd/nbd-0) never takes /dev/nbd0 down. */
+static void
+test_device_index (void **state)
+{
+  static const char *const specs[] = {
+    "nbd0", "nbd-0", "nbd 0", "nbd+0", "nbd00", "/dev/nbd00", "/dev/nbd-1",
+    "/dev/nbd 1", "/dev/nbd+1", "/dev/nbd1x", "/dev/nbd", "/dev/nbd1048577",
+    "/dev/nbd99999999999999999999", "dev/nbd1", "/dev//nbd1", "rbd/nbd1", "",
+  };
+
+  (void) state;
+  assert_int_equal (rbdx_device_index ("/dev/nbd0"), 0);
+  assert_int_equal (rbdx_device_index ("/dev/nbd15"), 15);
+  assert_int_equal (rbdx_device_index ("/dev/nbd1048576"), 1 << 20);
+  for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++)
+    if (rbdx_device_index (specs[k]) != -1)
+      fail_msg ("'%s' was taken for /dev/nbd%d", specs[k], rbdx_device_index (specs[k]));
+}
+
 int
 main (void)
 {
@@ -191,6 +212,7 @@ main (void)
     cmocka_unit_test (test_refuses_params),
     cmocka_unit_test (test_argv),
     cmocka_unit_test (test_device_file),
+    cmocka_unit_test (test_device_index),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
