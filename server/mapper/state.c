@@ -26,7 +26,7 @@ rbdx_state_mkdir (void)
   struct stat st;
 
   /* 0755, as rbdx@.socket's DirectoryMode= makes it: the run directory
-   * is shared with the units' sockets (/run/rbdx/POOL/IMAGE.sock, group
+   * is shared with the units' sockets (/run/rbdx/sockets/POOL/IMAGE.sock, group
    * rbdx), so neither tightens what the other made.  What is secret in
    * it is closed by itself: state files 0600, sup-PID/ and keyrings/
    * 0700 (state.h). */

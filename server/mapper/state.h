@@ -5,8 +5,10 @@
  * atomically (temporary file + rename) by the device's supervisor and
  * removed by it when the device is unmapped.  State files are mode 0600:
  * they hold the parameters a server was given.  RUN_DIR itself is 0755,
- * shared with the sockets of systemd/rbdx@.socket (DirectoryMode=0755),
- * and never writable by others (rbdx_state_mkdir).  RUN_DIR is $RBDX_RUN_DIR,
+ * shared with systemd/rbdx@.socket (DirectoryMode=0755), whose sockets
+ * are all under RUN_DIR/sockets/ so that no pool or image name can take
+ * one of the mapper's names here; never writable by others
+ * (rbdx_state_mkdir).  RUN_DIR is $RBDX_RUN_DIR,
  * default /run/rbdx (a tmpfs: nothing survives a reboot, like the
  * mappings themselves).  Not thread-safe.
  */

@@ -12,7 +12,10 @@
 #  - SIGTERM (systemd's stop) with a client still connected ends the
 #    server by itself with status 0, and then `rbd status` shows no
 #    watcher and `rbd lock ls` no lock (the exclusive=true lock is
-#    released), so SIGKILL is not needed.
+#    released), so SIGKILL is not needed;
+#  - the sockets are under RUN_DIR/sockets/, so the mapper's clean-up of
+#    its run directory never removes one, whatever the pool is named
+#    (case C37).
 # Covers: systemd/README.md "Serving an image", "Instance names",
 # "Where options go".
 . "$RBDX_TESTS/lib.sh"
@@ -24,8 +27,8 @@ d=$(tmpdir)
 img=$(new_image 16M)
 # The Unix socket path of rbdx@.socket, moved from /run/rbdx to $d.
 listen_path=$(sed -n 's|^ListenStream=/run/rbdx/||p' "$RBDX_UNITS/rbdx@.socket")
-[ "$listen_path" = "%I.sock" ] || fail "rbdx@.socket: unexpected ListenStream=/run/rbdx/$listen_path"
-sock=$d/run/$img.sock
+[ "$listen_path" = "sockets/%I.sock" ] || fail "rbdx@.socket: unexpected ListenStream=/run/rbdx/$listen_path"
+sock=$d/run/sockets/$img.sock
 mkdir -p "$(dirname "$sock")"   # systemd creates the parents too
 
 # What an instance file would set; exclusive=true so that the lock's
@@ -108,3 +111,23 @@ rm -f "$d/server.pid"
 [ "$(watchers "$img")" -eq 0 ] || fail "watchers left after the server stopped: $(rbd status "$img")"
 [ "$(locks "$img")" -eq 0 ] || fail "lock left after the server stopped: $(rbd lock ls "$img")"
 say "SIGTERM: clean exit, no watcher, no lock"
+
+# The units' sockets and the mapper's run directory (case C37): socket
+# paths of pools named like the mapper's own entries ("sup-0", "nbd5",
+# "keyrings", "lock") are under sockets/, and the mapper's clean-up of
+# dead supervisors' directories (sup-PID/, pid 0 is never alive) leaves
+# them alone while it still removes its own.
+mapper=$RBDX_BUILD/server/rbdx
+if [ -x "$mapper" ]; then
+  for p in sup-0 nbd5 keyrings lock; do
+    mkdir -p "$d/run/sockets/$p" && : >"$d/run/sockets/$p/img.sock"
+  done
+  mkdir -p "$d/run/sup-0"
+  RBDX_RUN_DIR=$d/run "$mapper" list-mapped >"$d/lm.out" 2>&1 ||
+    fail "list-mapped with unit sockets in the run directory: $(cat "$d/lm.out")"
+  for p in sup-0 nbd5 keyrings lock; do
+    [ -e "$d/run/sockets/$p/img.sock" ] || fail "the mapper removed the socket of pool $p"
+  done
+  [ ! -e "$d/run/sup-0" ] || fail "the mapper kept a dead supervisor's directory"
+  say "the mapper leaves the units' sockets alone (pools sup-0, nbd5, keyrings, lock)"
+fi

@@ -51,7 +51,7 @@ for opt in -U --unix -p --port -i --inetd -s --single --run; do
   case " $exec_start " in *" $opt "*|*" $opt="*) fail "ExecStart has $opt: $exec_start" ;; esac
 done
 grep -q '^Requires=rbdx@%i.socket$' "$d/rbdx@.service" || fail "rbdx@.service does not require its socket"
-grep -q '^ListenStream=/run/rbdx/%I.sock$' "$d/rbdx@.socket" || fail "rbdx@.socket path changed"
+grep -q '^ListenStream=/run/rbdx/sockets/%I.sock$' "$d/rbdx@.socket" || fail "rbdx@.socket path changed"
 
 # The drop-ins systemd/README.md shows (blocks whose first line is
 # "# /etc/systemd/system/UNIT.d/FILE.conf") load cleanly too.
