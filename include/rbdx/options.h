@@ -260,6 +260,16 @@ int rbdx_options_set (struct rbdx_options *o, const char *key,
  *         memory" in @p err). */
 int rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen);
 
+/** Set one qos.NAME_limit=, qos.NAME_burst= or qos.NAME_burst_seconds=
+ * parameter (@p key with its "qos." prefix; NAME in rbdx_qos_names) from
+ * @p value, a whole number with Ceph's K, M, G suffixes (burst seconds
+ * above 0).  Called by rbdx_options_set only.
+ * @return 0; -EINVAL with a message naming @p key in @p err (unknown
+ *         NAME or part, bad value, given twice).
+ * Not thread-safe for the same @p o. */
+int rbdx_options_set_qos (struct rbdx_options *o, const char *key,
+                          const char *value, char *err, size_t errlen);
+
 /** The encryption step of rbdx_options_complete (options-enc.c): as many
  * encryption_format= as encryption_passphrase_file= (the n-th format goes
  * with the n-th file, the image's own first), then every passphrase file

@@ -82,6 +82,17 @@ int rbdx_quiesce_option_set (struct rbdx_quiesce_options *q, const char *key,
 int rbdx_quiesce_options_complete (const struct rbdx_quiesce_options *q,
                                    char *err, size_t errlen);
 
+/** With quiesce=true and neither quiesce_device= nor
+ * quiesce_device_file=, the hook's DEVICE is @p spec (the image's
+ * canonical spec): refuse before serving one that could never be passed
+ * to it (rbdx_quiesce_device_ok: longer than RBDX_QUIESCE_DEVICE_MAX
+ * bytes, or starting with '-'), rather than fail every snapshot later.
+ * @return 0, or -EINVAL with a message naming the spec and the way out
+ *         (quiesce_device=) in @p err.  Pure. */
+int rbdx_quiesce_spec_device_check (const struct rbdx_quiesce_options *q,
+                                    const char *spec, char *err,
+                                    size_t errlen);
+
 /** The hook in effect for @p q. */
 const char *rbdx_quiesce_hook_path (const struct rbdx_quiesce_options *q);
 

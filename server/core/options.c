@@ -134,53 +134,6 @@ set_keyword (const char *key, const char *value,
   return rbdx_opt_err (err, errlen, "%s='%s': expected %s", key, value, expected);
 }
 
-const char *const rbdx_qos_names[RBDX_QOS_N] = {
-  "iops", "read_iops", "write_iops", "bps", "read_bps", "write_bps",
-};
-
-/* qos.NAME_limit / qos.NAME_burst / qos.NAME_burst_seconds = a
- * non-negative decimal integer. */
-static int
-set_qos (struct rbdx_options *o, const char *key, const char *value,
-         char *err, size_t errlen)
-{
-  static const char *const parts[] = { "_limit", "_burst", "_burst_seconds" };
-  const char *name = key + 4;
-  struct rbdx_qos_setting *q;
-  uint64_t v;
-  size_t n;
-  int i, p;
-
-  for (i = 0; i < RBDX_QOS_N; i++) {
-    n = strlen (rbdx_qos_names[i]);
-    if (strncmp (name, rbdx_qos_names[i], n) != 0)
-      continue;
-    for (p = 0; p < 3; p++)
-      if (strcmp (name + n, parts[p]) == 0)
-        goto found;
-  }
-  return rbdx_opt_err (err, errlen, "%s: unknown QoS setting (expected qos.NAME_limit, "
-               "qos.NAME_burst or qos.NAME_burst_seconds with NAME one of "
-               "iops, read_iops, write_iops, bps, read_bps, write_bps)", key);
-found:
-  if (rbdx_parse_size (value, &v) < 0 || (p == 2 && v == 0))
-    return rbdx_opt_err (err, errlen, "%s='%s': expected a whole number%s", key, value,
-                 p == 2 ? " of seconds above 0"
-                 : " (0: none of rbdx's own, the image's limit still holds; K, M, G "
-                   "suffixes as in Ceph)");
-  q = &o->qos[i];
-  if ((p == 0 && q->limit_set) || (p == 1 && q->burst_set) ||
-      (p == 2 && q->burst_seconds_set))
-    return rbdx_opt_err (err, errlen, "%s= given twice", key);
-  if (p == 0)
-    q->limit = v, q->limit_set = true;
-  else if (p == 1)
-    q->burst = v, q->burst_set = true;
-  else
-    q->burst_seconds = v, q->burst_seconds_set = true;
-  return 0;
-}
-
 /* encryption_format= and encryption_passphrase_file=: the next spec of
  * each list (the image's own first), as rbd's repeated
  * --encryption-format and --encryption-passphrase-file. */
@@ -226,7 +179,7 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
   if (strncmp (key, CEPH_PREFIX, strlen (CEPH_PREFIX)) == 0)
     return set_ceph (o, key + strlen (CEPH_PREFIX), value, err, errlen);
   if (strncmp (key, "qos.", 4) == 0)
-    return set_qos (o, key, value, err, errlen);
+    return rbdx_options_set_qos (o, key, value, err, errlen);
 
   if (strcmp (key, "image") == 0) {
     char *text;
@@ -545,6 +498,12 @@ options_complete (struct rbdx_options *o, char *err, size_t errlen)
     r = rbdx_options_read_passphrases (o, err, errlen);
   if (r == 0)
     r = rbdx_quiesce_options_complete (&o->quiesce, err, errlen);
+  if (r == 0 && o->spec.image) {
+    char text[RBDX_SPEC_MAX + 1];
+
+    rbdx_spec_format (&o->spec, text, sizeof text);
+    r = rbdx_quiesce_spec_device_check (&o->quiesce, text, err, errlen);
+  }
   return r;
 }
 

@@ -251,6 +251,19 @@ rbdx_quiesce_device_read (const char *path,
 }
 
 int
+rbdx_quiesce_spec_device_check (const struct rbdx_quiesce_options *q,
+                                const char *spec, char *err, size_t errlen)
+{
+  if (!q->on || q->device || q->device_file || rbdx_quiesce_device_ok (spec))
+    return 0;
+  return rbdx_opt_err (err, errlen, "quiesce=true: the image spec (%zu bytes) "
+                       "cannot be the hook's DEVICE argument (1 to %d bytes, "
+                       "not starting with '-'): give quiesce_device=; the "
+                       "spec: '%s'", strlen (spec), RBDX_QUIESCE_DEVICE_MAX,
+                       spec);
+}
+
+int
 rbdx_quiesce_hook_argv (const char *hook, const char *device, bool quiesce,
                         const char *argv[4])
 {

@@ -15,8 +15,10 @@
 
 #include "rbdx/clock.h"
 #include "rbdx/log.h"
+#include "rbdx/printable.h"
 #include "rbdx/quiesce-hook.h"
 #include "rbdx/quiesce-run.h"
+#include "rbdx/spec.h"
 
 extern char **environ;
 
@@ -100,8 +102,13 @@ rbdx_quiesce_run_hook (const char *hook, const char *device, bool quiesce,
   pid_t pid;
 
   if (rbdx_quiesce_hook_argv (hook, device, quiesce, argv) < 0) {
-    rbdx_error ("rbdx: quiesce: refusing to run hook '%s' for '%s'", hook,
-                device);
+    char shown[4 * RBDX_SPEC_MAX + 1];
+
+    rbdx_error ("rbdx: quiesce: refusing to run hook '%s' for '%s': the "
+                "hook must be an absolute path and DEVICE 1 to %d bytes "
+                "without control characters, not starting with '-'", hook,
+                rbdx_printable (device, shown, sizeof shown),
+                RBDX_QUIESCE_DEVICE_MAX);
     return -EINVAL;
   }
   pid = spawn (argv);

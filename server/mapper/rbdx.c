@@ -212,12 +212,36 @@ cli_free (struct cli *c)
   free (c->args);
 }
 
+/* $RBDX_RUN_DIR and $RBDX_DEV_DIR must be absolute: the supervisor
+ * changes to / and would read a relative one against another directory
+ * than the command that started it. */
+static bool
+env_dirs_ok (void)
+{
+  static const char *const vars[] = { "RBDX_RUN_DIR", "RBDX_DEV_DIR" };
+  char shown[1024];
+
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    const char *v = getenv (vars[i]);
+
+    if (v && *v && *v != '/') {
+      fprintf (stderr, "rbdx: %s='%s': must be an absolute path\n", vars[i],
+               rbdx_printable (v, shown, sizeof shown));
+      return false;
+    }
+  }
+  return true;
+}
+
 int
 main (int argc, char **argv)
 {
   struct cli c;
   char shown[1024];
   const char *base = argc > 0 ? strrchr (argv[0], '/') : NULL;
+
+  if (!env_dirs_ok ())
+    return 2;
 
   /* The rbd-nbd personality (nbd-compat.h): entered by that name, or as
    * `rbdx nbd-compat ARGS...`. */

@@ -287,6 +287,19 @@ done
 rm -rf "$d/run36"
 say "only /dev/nbdN names a device: nbd-0, nbd0, nbd00 are image specs"
 
+# A relative RBDX_RUN_DIR or RBDX_DEV_DIR (the supervisor changes to /,
+# and would read it against another directory): exit 2 naming it, for
+# the rbdx commands and the rbd-nbd personality.
+for v in RBDX_RUN_DIR RBDX_DEV_DIR; do
+  for cmd in list-mapped "nbd-compat list-mapped"; do
+    rc=0
+    env "$v=rel/dir" "$rbdx" $cmd >"$d/out" 2>"$d/err" || rc=$?
+    [ $rc -eq 2 ] && grep -qF "$v='rel/dir': must be an absolute path" "$d/err" ||
+      fail "$v=rel/dir rbdx $cmd: exit $rc: $(cat "$d/err")"
+  done
+done
+say "a relative RBDX_RUN_DIR or RBDX_DEV_DIR is refused"
+
 # A valid spec passes the check: as nobody, it then needs root.
 if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 &&
    setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups test -x "$rbdx" 2>/dev/null; then

@@ -110,6 +110,36 @@ test_complete (void **state)
   rbdx_quiesce_options_free (&q);
 }
 
+/* With quiesce=true and no quiesce_device=, an image spec that could
+ * never be the hook's DEVICE (over 255 bytes, or starting with '-') is
+ * refused when the options are completed, not at each snapshot. */
+static void
+test_spec_as_device (void **state)
+{
+  struct rbdx_options o = { 0 };
+  char name[300], big[320];
+
+  (void) state;
+  memset (name, 'a', sizeof name - 1);
+  name[sizeof name - 1] = '\0';
+  snprintf (big, sizeof big, "rbd/%s", name);
+  assert_int_equal (set (&o, "image", big), 0);
+  assert_int_equal (set (&o, "quiesce", "true"), 0);
+  assert_int_equal (set (&o, "quiesce_hook", "/bin/true"), 0);
+  assert_int_equal (rbdx_options_complete (&o, err, sizeof err), -EINVAL);
+  assert_non_null (strstr (err, "cannot be the hook's DEVICE argument"));
+  assert_non_null (strstr (err, "quiesce_device="));
+  assert_int_equal (set (&o, "quiesce_device", "/dev/nbd3"), 0);
+  assert_int_equal (rbdx_options_complete (&o, err, sizeof err), 0);
+  rbdx_options_free (&o);
+  /* Pure: without quiesce=true nothing is checked; short specs pass. */
+  struct rbdx_quiesce_options q = { .on = true };
+  assert_int_equal (rbdx_quiesce_spec_device_check (&q, "rbd/vm1", err, sizeof err), 0);
+  assert_int_equal (rbdx_quiesce_spec_device_check (&q, big, err, sizeof err), -EINVAL);
+  q.on = false;
+  assert_int_equal (rbdx_quiesce_spec_device_check (&q, big, err, sizeof err), 0);
+}
+
 /* Write @p len bytes of @p text to @p path. */
 static void
 put (const char *path, const char *text, size_t len)
@@ -311,6 +341,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_keys),
     cmocka_unit_test (test_complete),
+    cmocka_unit_test (test_spec_as_device),
     cmocka_unit_test (test_device_read),
     cmocka_unit_test (test_hook_check),
     cmocka_unit_test (test_device_file_check),
