@@ -9,9 +9,12 @@
 #include <stddef.h>
 
 /** @p in for a log line, written into @p out (@p len bytes, at least
- * 1; truncated to fit, at a whole escape): control characters (0x00 to
- * 0x1f, 0x7f) and '\\' as \xHH, so that a hostile name can neither
- * split nor forge a line nor send terminal escapes.  A message worded
+ * 1; truncated to fit, at a whole escape or character): control
+ * characters (0x00 to 0x1f, 0x7f, and the C1 controls U+0080 to U+009F
+ * in UTF-8), every byte that is not part of well-formed UTF-8 (a raw
+ * 0x9b is CSI to an 8-bit terminal) and '\\' as \xHH, so that a hostile
+ * name can neither split nor forge a line nor send terminal escapes;
+ * other UTF-8 is kept.  A message worded
  * by our own code around such values (the err text of a parser) may be
  * passed whole: its wording holds none of these bytes, so only the
  * values change.  @p len of 4 times the input's length plus 1 keeps

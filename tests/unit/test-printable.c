@@ -53,6 +53,31 @@ test_line_idempotent (void **state)
 
 /* Cut to fit, never in the middle of an escape, always terminated; 4
  * bytes per input byte plus 1 always hold the whole input. */
+/* C1 controls in UTF-8 (U+009B is CSI), lone or cut bytes >= 0x80,
+ * overlong forms and surrogates are escaped byte by byte; well-formed
+ * UTF-8 (2, 3 and 4 bytes, U+00A0 the first after C1) is kept. */
+static void
+test_c1_and_bad_utf8 (void **state)
+{
+  char out[128], again[128];
+
+  (void) state;
+  assert_string_equal (rbdx_printable ("a\xc2\x9b" "2J\xc2\x80", out, sizeof out),
+                       "a\\xc2\\x9b" "2J\\xc2\\x80");
+  assert_string_equal (rbdx_printable ("\x9b" "2J\xff\xc3", out, sizeof out),
+                       "\\x9b" "2J\\xff\\xc3");
+  assert_string_equal (rbdx_printable ("\xc0\xaf\xed\xa0\x80", out, sizeof out),
+                       "\\xc0\\xaf\\xed\\xa0\\x80");
+  assert_string_equal (rbdx_printable ("\xc2\xa0\xe2\x82\xac\xf0\x9f\x98\x80", out,
+                                       sizeof out),
+                       "\xc2\xa0\xe2\x82\xac\xf0\x9f\x98\x80");
+  /* A character is never cut: 3 bytes of room take "a" and no half euro. */
+  assert_string_equal (rbdx_printable ("a\xe2\x82\xac", out, 3), "a");
+  /* The line form stays idempotent over its own output. */
+  rbdx_printable_line ("x\xc2\x9by\xe2\x82\xac", out, sizeof out);
+  assert_string_equal (rbdx_printable_line (out, again, sizeof again), out);
+}
+
 /* The field form escapes ' ' as well: a spec "rbd/a 4 1234" must stay
  * one column of `rbdx list-mapped`, never become a connections and a
  * server column of its own. */
@@ -93,6 +118,7 @@ main (void)
     cmocka_unit_test (test_line_idempotent),
     cmocka_unit_test (test_truncation),
     cmocka_unit_test (test_field_no_blanks),
+    cmocka_unit_test (test_c1_and_bad_utf8),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
