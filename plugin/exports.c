@@ -217,17 +217,31 @@ rbdx_export_resolve (const struct rbdx_options *o, const char *canon,
   }
   rbdx_spec_format (spec, buf, sizeof buf);
   if (o->pool) {
+    char shown[4 * RBDX_EXPORT_MAX], pool[4 * RBDX_EXPORT_MAX];
+    char ns[4 * RBDX_EXPORT_MAX];
+
     if (same_pool (o, spec))
       return 0;
-    rbdx_error_limited (&name_refusals, "rbdx: export '%s' is not in pool "
-                        "'%s%s%s'", name, o->pool, o->pool_ns ? "/" : "",
+    /* Name the pool and namespace it is in: "rbd/ns1/img" under
+     * pool=rbd is in pool rbd, but not in its default namespace. */
+    rbdx_error_limited (&name_refusals, "rbdx: export '%s' (pool '%s', %s%s%s) "
+                        "is not served by pool=%s%s%s", rbdx_printable (name,
+                        shown, sizeof shown),
+                        rbdx_printable (spec->pool, pool, sizeof pool),
+                        spec->ns ? "namespace '" : "the default namespace",
+                        spec->ns ? rbdx_printable (spec->ns, ns, sizeof ns) : "",
+                        spec->ns ? "'" : "", o->pool, o->pool_ns ? "/" : "",
                         o->pool_ns ? o->pool_ns : "");
   }
   else if (strcmp (buf, canon) == 0)
     return 0;
-  else
+  else {
+    char shown[4 * RBDX_EXPORT_MAX];
+
     rbdx_error_limited (&name_refusals, "rbdx: export '%s' is not served "
-                        "here (this server serves '%s')", name, canon);
+                        "here (this server serves '%s')",
+                        rbdx_printable (name, shown, sizeof shown), canon);
+  }
   rbdx_spec_free (spec);
   return -1;
 }

@@ -96,8 +96,8 @@ client_stop T
 
 refused "$sock" nosuch "$log" "image 'rbd/$ns/nosuch' does not exist"
 refused "$sock" i1@nosnap "$log" "snapshot 'nosnap' of image 'rbd/$ns/i1' does not exist"
-refused "$sock" otherpool/i1 "$log" "export 'otherpool/i1' is not in pool 'rbd/$ns'"
-refused "$sock" rbd/i1 "$log" "export 'rbd/i1' is not in pool 'rbd/$ns'"
+refused "$sock" otherpool/i1 "$log" "export 'otherpool/i1' (pool 'otherpool', the default namespace) is not served by pool=rbd/$ns"
+refused "$sock" rbd/i1 "$log" "export 'rbd/i1' (pool 'rbd', the default namespace) is not served by pool=rbd/$ns"
 refused "$sock" "" "$log" "no default export"
 kill -0 "$pid" && [ "$(cat "$sock.pid")" = "$pid" ] ||
   fail "the server died after refusing exports"
@@ -129,7 +129,7 @@ grep -qx "$r1" "$MC_DIR/names" && grep -qx "$r2" "$MC_DIR/names" ||
   fail "NBD_OPT_LIST lacks $r1 or $r2: $(cat "$MC_DIR/names")"
 ! grep -q "/$ns/" "$MC_DIR/names" ||
   fail "pool=rbd lists images of namespace $ns"
-refused "$sock" "rbd/$ns/i2" "$log" "export 'rbd/$ns/i2' is not in pool 'rbd'"
+refused "$sock" "rbd/$ns/i2" "$log" "export 'rbd/$ns/i2' (pool 'rbd', namespace '$ns') is not served by pool=rbd"
 refused "$sock" "nosuch-$$" "$log" "image 'rbd/nosuch-$$' does not exist"
 kill -0 "$pid" || fail "the server died after refusing exports"
 [ "$(nbdinfo --size "$(uri "$sock")")" = $((4 << 20)) ] ||
