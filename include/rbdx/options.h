@@ -282,12 +282,21 @@ int rbdx_options_set_qos (struct rbdx_options *o, const char *key,
 int rbdx_options_read_passphrases (struct rbdx_options *o, char *err,
                                    size_t errlen);
 
-/** Parse a size the way Ceph parses its size options (and librbd its
- * rbd_qos_* values): a whole number with an optional binary suffix K, M,
- * G, T, P or E (powers of 1024; an "i" and a "B" after it are allowed),
- * e.g. "1M" = 1048576.  @return 0 with *v set, or -EINVAL (also on
- * overflow).  Thread-safe. */
+/** Parse a size the way Ceph parses its size options (TYPE_SIZE): a
+ * whole number with an optional binary suffix K, M, G, T, P or E (powers
+ * of 1024; an "i" and a "B" after it are allowed), e.g. "1M" = 1048576.
+ * Not for rbd_qos_*: see rbdx_parse_ceph_uint.  @return 0 with *v set,
+ * or -EINVAL (also on overflow).  Thread-safe. */
 int rbdx_parse_size (const char *text, uint64_t *v);
+
+/** Parse an unsigned integer option the way Ceph does (TYPE_UINT, which
+ * every rbd_qos_* option is; strict_si_cast in Ceph's
+ * src/common/strtol.cc): an optional '+', decimal digits, an optional
+ * SI suffix K, M, G, T, P or E (powers of 1000: "1M" = 1000000, as
+ * `rados_conf_set ("rbd_qos_bps_limit", "1M")` reads back; "1Mi", "5B"
+ * and a leading blank are refused there too), at most LLONG_MAX.
+ * @return 0 with *v set, or -EINVAL.  Thread-safe. */
+int rbdx_parse_ceph_uint (const char *text, uint64_t *v);
 
 /** Whether parameter @p key=@p value names a file by a relative path
  * that the host must make absolute against the directory it was started

@@ -22,7 +22,8 @@
  * read, write, trim and zero is one I/O (iops, and read_iops or
  * write_iops) and counts its length in bytes (bps, and read_bps or
  * write_bps).  Flush and block status are not limited.  Values are read
- * as Ceph reads them ("1M" is 1048576).
+ * as Ceph reads them ("1M" is 1000000: rbd_qos_* are unsigned options
+ * with SI suffixes, rbdx_parse_ceph_uint).
  *
  * The limits follow `rbd config image set/remove` while the image is
  * served: the update watch of every head context calls rbdx_qos_refresh.

@@ -35,11 +35,11 @@ rbdx_options_set_qos (struct rbdx_options *o, const char *key,
                "qos.NAME_burst or qos.NAME_burst_seconds with NAME one of "
                "iops, read_iops, write_iops, bps, read_bps, write_bps)", key);
 found:
-  if (rbdx_parse_size (value, &v) < 0 || (p == 2 && v == 0))
+  if (rbdx_parse_ceph_uint (value, &v) < 0 || (p == 2 && v == 0))
     return rbdx_opt_err (err, errlen, "%s='%s': expected a whole number%s", key, value,
                  p == 2 ? " of seconds above 0"
-                 : " (0: none of rbdx's own, the image's limit still holds; K, M, G "
-                   "suffixes as in Ceph)");
+                 : " (0: none of rbdx's own, the image's limit still holds; "
+                   "K, M, G: powers of 1000, as Ceph reads rbd_qos_*)");
   q = &o->qos[i];
   if ((p == 0 && q->limit_set) || (p == 1 && q->burst_set) ||
       (p == 2 && q->burst_seconds_set))

@@ -2,6 +2,7 @@
 /* rbdx core: the value parsers of the parameters (sizes, booleans) and
  * which parameters name files (see options.h).  Pure. */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,6 +37,36 @@ rbdx_parse_size (const char *text, uint64_t *v)
   if (*end || (shift && n > (UINT64_MAX >> shift)))
     return -EINVAL;
   *v = (uint64_t) n << shift;
+  return 0;
+}
+
+int
+rbdx_parse_ceph_uint (const char *text, uint64_t *v)
+{
+  static const char units[] = "KMGTPE";
+  const char *p = text, *u;
+  uint64_t n = 0, scale = 1;
+
+  if (!p)
+    return -EINVAL;
+  if (*p == '+')
+    p++;
+  if (*p < '0' || *p > '9')
+    return -EINVAL;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (n > ((uint64_t) LLONG_MAX - (uint64_t) (*p - '0')) / 10)
+      return -EINVAL;
+    n = n * 10 + (uint64_t) (*p - '0');
+  }
+  if (*p) {
+    if (p[1] || !(u = strchr (units, *p)))
+      return -EINVAL;
+    for (long i = 0; i <= u - units; i++)
+      scale *= 1000;
+    if (n > (uint64_t) LLONG_MAX / scale)
+      return -EINVAL;
+  }
+  *v = n * scale;
   return 0;
 }
 

@@ -57,10 +57,11 @@ read_limits (const struct rbdx_options *o, rbd_image_t image, struct limits *l)
     for (k = 0; k < RBDX_QOS_N; k++) {
       uint64_t v;
 
-      /* Ceph takes "1M" for 1048576 here: parse it as Ceph does.  An
-       * unreadable value limits nothing, as librbd would not start. */
+      /* rbd_qos_* are Ceph's unsigned options: "1M" is 1000000 and
+       * "+50" is 50 (rbdx_parse_ceph_uint).  A value Ceph cannot read
+       * either limits nothing there. */
       if (strncmp (opts[i].name, "rbd_qos_", 8) != 0 ||
-          rbdx_parse_size (opts[i].value, &v) < 0)
+          rbdx_parse_ceph_uint (opts[i].value, &v) < 0)
         break;
       snprintf (name, sizeof name, "rbd_qos_%s_limit", rbdx_qos_names[k]);
       if (strcmp (opts[i].name, name) == 0)

@@ -322,6 +322,23 @@ parse_strict (const char *text, size_t len, char *err, size_t errlen)
       json_tokener_free (tok);
     return NULL;
   }
+  /* json-c keeps object keys as C strings: a key "auth_username\u0000"
+   * (or one holding a raw NUL byte) would become "auth_username" and
+   * replace the real one, which os-brick's Python reads as another key.
+   * So no NUL anywhere, escaped or raw (values are checked again by
+   * string()). */
+  for (size_t i = 0; i < len; i++) {
+    if (text[i] == '\0' ||
+        (text[i] == '\\' && i + 5 < len && text[i + 1] == 'u' &&
+         !memcmp (text + i + 2, "0000", 4))) {
+      json_tokener_free (tok);
+      bad (err, errlen, "connection_info: a NUL character (at byte %zu): no "
+           "key or value may hold one", i);
+      return NULL;
+    }
+    if (text[i] == '\\')
+      i++;                      /* the escaped character: never a NUL start */
+  }
   json_tokener_set_flags (tok, JSON_TOKENER_STRICT |
                           JSON_TOKENER_ALLOW_TRAILING_CHARS);
   root = json_tokener_parse_ex (tok, text, (int) len);

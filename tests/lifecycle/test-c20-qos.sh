@@ -24,9 +24,11 @@
 #     and qos.iops_limit=1000 with qos.iops_burst=5000, keep the image's
 #     200 (at most 224 through 4 connections, not 4 x 200 as librbd's
 #     per-handle throttles alone would allow), each logged at error level;
-#   - an image limit written as Ceph allows, rbd_qos_bps_limit 1M, is
-#     1048576 bytes/s: at most 1230 KiB/s over fio's 10 s of 64 KiB reads
-#     (1024 x (10 + 1 s of bucket + 1 s of the 16 x 64 KiB in flight,
+#   - image limits written as Ceph reads them: rbd_qos_iops_limit +50 is
+#     50 (at most 56 through 4 connections), rbd_qos_bps_limit 1M is
+#     1000000 bytes/s (SI, as Ceph's unsigned options): at most 1172 KiB/s
+#     over fio's 10 s of 64 KiB reads
+#     (976.6 x (10 + 1 s of bucket + 1 s of the 16 x 64 KiB in flight,
 #     which fio's runtime misses) / 10);
 #   - WRITE_ZEROES counts its length against the byte limit, as librbd
 #     does: 12 MiB of zeroes under qos.write_bps_limit=4M take at least 2 s;
@@ -110,13 +112,18 @@ stop_server "$d/r.sock"
 grep -q "qos.iops_\* asks for more than the image's own rbd_qos_iops_limit=200" "$d/r.log" ||
   fail "qos.iops_limit=1000 over the image's 200 was not reported: $(tail -3 "$d/r.log")"
 
-say "Ceph's size notation: rbd_qos_bps_limit 1M"
+say "Ceph's notation: rbd_qos_iops_limit +50, rbd_qos_bps_limit 1M"
+# "+50" is 50 to Ceph: read as no limit, 4 handles would do 200.
+rbd config image set "$img" rbd_qos_iops_limit +50
+serve "$d/p.sock" -- "$img"
+check "rbd_qos_iops_limit=+50, 4 connections" 56 25 "$d/p.sock" 4 10
+stop_server "$d/p.sock"
 rbd config image remove "$img" rbd_qos_iops_limit
 rbd config image set "$img" rbd_qos_bps_limit 1M
 serve "$d/e.sock" -- "$img"
 # fio divides by its own runtime, which misses part of the first request wait
-# (up to 16 x 64 KiB in flight at 1 MiB/s), and the bucket may start full.
-check "rbd_qos_bps_limit=1M, 64 KiB reads, 4 connections (KiB/s, not IOPS)" 1230 500 "$d/e.sock" 4 10 64k
+# (up to 16 x 64 KiB in flight at 1 MB/s), and the bucket may start full.
+check "rbd_qos_bps_limit=1M, 64 KiB reads, 4 connections (KiB/s, not IOPS)" 1172 500 "$d/e.sock" 4 10 64k
 stop_server "$d/e.sock"
 rbd config image remove "$img" rbd_qos_bps_limit
 

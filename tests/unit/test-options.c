@@ -845,8 +845,10 @@ test_parse_bool (void **state)
   assert_int_equal (rbdx_parse_bool ("truthy"), -EINVAL);
 }
 
-/* Sizes as Ceph writes them (rbd_qos_bps_limit 1M is 1048576), and the
- * qos.* parameters that take them. */
+/* Sizes as Ceph writes its size options (1M is 1048576); rbd_qos_*
+ * values and the qos.* parameters as Ceph reads its unsigned options
+ * (rbd_qos_bps_limit 1M is 1000000, "+50" is 50, as rados_conf_set
+ * reads them back on Ceph 16.2.15; "1Mi", "5B", " 7" refused there). */
 static void
 test_parse_size (void **state)
 {
@@ -872,9 +874,25 @@ test_parse_size (void **state)
   assert_int_equal (rbdx_parse_size ("1X", &v), -EINVAL);
   assert_int_equal (rbdx_parse_size ("", &v), -EINVAL);
   assert_int_equal (rbdx_parse_size ("M", &v), -EINVAL);
+  assert_int_equal (rbdx_parse_ceph_uint ("1M", &v), 0);
+  assert_int_equal (v, 1000000);
+  assert_int_equal (rbdx_parse_ceph_uint ("+50", &v), 0);
+  assert_int_equal (v, 50);
+  assert_int_equal (rbdx_parse_ceph_uint ("2K", &v), 0);
+  assert_int_equal (v, 2000);
+  assert_int_equal (rbdx_parse_ceph_uint ("9E", &v), 0);
+  assert_true (v == 9000000000000000000ULL);
+  assert_int_equal (rbdx_parse_ceph_uint ("10E", &v), -EINVAL);
+  assert_int_equal (rbdx_parse_ceph_uint ("9223372036854775807", &v), 0);
+  assert_int_equal (rbdx_parse_ceph_uint ("9223372036854775808", &v), -EINVAL);
+  static const char *const bad[] = { "1Mi", "5B", " 7", "-1", "", "+", "M",
+                                     "1KK", "1k", "++1", "1 ", NULL };
+  for (int i = 0; bad[i]; i++)
+    if (rbdx_parse_ceph_uint (bad[i], &v) != -EINVAL)
+      fail_msg ("'%s' was read as %llu", bad[i], (unsigned long long) v);
   assert_int_equal (rbdx_options_set (&o, "qos.bps_limit", "10M", err,
                                       sizeof err), 0);
-  assert_int_equal (o.qos[RBDX_QOS_BPS].limit, 10485760);
+  assert_int_equal (o.qos[RBDX_QOS_BPS].limit, 10000000);
   assert_int_equal (rbdx_options_set (&o, "qos.iops_burst_seconds", "0", err,
                                       sizeof err), -EINVAL);
   assert_int_equal (rbdx_options_set (&o, "qos.iops_limit", "-5", err,
