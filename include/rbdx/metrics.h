@@ -63,6 +63,11 @@ struct rbdx_metrics {
  * CLOCK_MONOTONIC).  Thread-safe. */
 uint64_t rbdx_metrics_begin (struct rbdx_metrics *m);
 
+/** End a request begun with rbdx_metrics_begin without counting it (no
+ * request, byte, latency or error count): one refused by the protocol
+ * checks, which nbdkit refuses before the plugin sees it.  Thread-safe. */
+void rbdx_metrics_forget (struct rbdx_metrics *m);
+
 /** End a request of @p op over @p bytes that started at @p t0;
  * @p nbd_err is 0 or the errno handed to nbdkit.  Thread-safe. */
 void rbdx_metrics_end (struct rbdx_metrics *m, enum rbdx_op op,

@@ -37,6 +37,12 @@ rbdx_metrics_begin (struct rbdx_metrics *m)
 }
 
 void
+rbdx_metrics_forget (struct rbdx_metrics *m)
+{
+  atomic_fetch_sub_explicit (&m->in_flight, 1, R);
+}
+
+void
 rbdx_metrics_end (struct rbdx_metrics *m, enum rbdx_op op, uint64_t bytes,
                   uint64_t t0, int nbd_err)
 {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* server/engine/pending.c: requests parsed but not submitted yet
  * (pending.h): held by the image's quiesce gate or delayed by QoS. */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -162,4 +163,22 @@ epending_run (struct econn *ec, bool all)
 {
   run_due (ec, all);
   epending_run_held (ec);
+}
+
+void
+epending_drop_reads (struct econn *ec)
+{
+  struct ereq *rq, **pp = &ec->delayed;
+
+  while ((rq = *pp))
+    if (rq->qos_write)
+      pp = &rq->next;
+    else {
+      *pp = rq->next;
+      /* not waited: off the metrics */
+      atomic_fetch_sub (&ec->conn->metrics.qos_wait_ns,
+                        rq->due_ns > rbdx_clock_ns ()
+                        ? rq->due_ns - rbdx_clock_ns () : 0);
+      econn_reply (rq, EIO);    /* the socket is dead: never sent */
+    }
 }

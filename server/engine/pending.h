@@ -52,4 +52,11 @@ void epending_run_held (struct econn *ec);
  * delayed. */
 int epending_due_ms (const struct econn *ec);
 
+/** Once the connection's socket is dead (no reply can be sent), drop the
+ * reads still delayed by QoS: answered NBD_EIO into the void, never
+ * sent to librbd, so a closed client's reads neither bypass the image's
+ * QoS nor hold its connection until they are due.  Delayed writes stay,
+ * to be carried out at their time.  Reader thread. */
+void epending_drop_reads (struct econn *ec);
+
 #endif

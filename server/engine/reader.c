@@ -431,7 +431,11 @@ econn_reader (void *arg)
     have += (size_t) n;
   }
   free (buf);
-  epending_run (ec, true);
+  /* What is delayed by QoS still goes at its time (NBD_CMD_DISC: the
+   * outstanding requests are answered first); all at once only when the
+   * engine stops.  Sending it all now let a client that disconnects
+   * pass the image's limit. */
+  epending_run (ec, econn_stopping ());
 
   /* Let nothing more in, answer what is in flight, then close.  Replies
    * (queued ones count as in flight) go out while the client reads
@@ -441,6 +445,7 @@ econn_reader (void *arg)
   shutdown (ec->fd, SHUT_RD);
   for (int waited = 0;;) {
     bool idle, drop = false;
+    int due;
 
     pthread_mutex_lock (&ec->lock);
     ec->want_wake = true;
@@ -449,7 +454,15 @@ econn_reader (void *arg)
     if (idle)
       break;
     epending_run_held (ec);   /* held writes are carried out, never failed */
-    if (!wait_io (ec, false, WAIT_SLICE_MS))
+    pthread_mutex_lock (&ec->lock);
+    drop = ec->dead;
+    pthread_mutex_unlock (&ec->lock);
+    if (drop)
+      epending_drop_reads (ec);
+    epending_run (ec, econn_stopping ());
+    due = epending_due_ms (ec);
+    drop = false;
+    if (!wait_io (ec, false, due >= 0 && due < WAIT_SLICE_MS ? due : WAIT_SLICE_MS))
       drop = true;
     else if (econn_stopping () && (waited += WAIT_SLICE_MS) > STOP_GRACE_MS)
       drop = true;

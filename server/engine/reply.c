@@ -32,6 +32,8 @@ econn_reply (struct ereq *rq, int nbd_err)
 
   if (!rq->uncounted)
     rbdx_metrics_end (&ec->conn->metrics, rq->op, rq->bytes, rq->t0, nbd_err);
+  else
+    rbdx_metrics_forget (&ec->conn->metrics);   /* out of in flight, too */
   put32 (rq->hdr, RBDX_NBD_REPLY_MAGIC);
   put32 (rq->hdr + 4, (uint32_t) nbd_err);
   put64 (rq->hdr + 8, rq->handle);

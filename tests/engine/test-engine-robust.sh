@@ -23,6 +23,9 @@
 # Part 2, QoS (qos.write_iops_limit=2, qos.iops_limit=5 engines): a read
 # behind throttled writes is answered before the last of them; an 8 MiB
 # reply already done is not held back by throttled reads after it;
+# reads delayed when the client sends NBD_CMD_DISC are answered at their
+# time (20 at 5 IOPS take over 2 s), and those of a client that closes
+# are dropped as read errors, never sent at once;
 # SIGTERM with requests waiting for QoS answers them all without error.
 # Part 3: the control socket and the test hook's socket are created with
 # mode 0600 even under umask 000 (listen.h); 20 idle clients on the
@@ -220,6 +223,45 @@ assert last > 2.0, "QoS not in effect"
 assert when[100] < last / 2, when[100]
 PY2
 stop_server "$d/q2.sock"
+# Requests delayed by QoS when the client ends its connection: after
+# NBD_CMD_DISC (the client still reading) they are answered at their
+# time, not all sent to librbd at once; after a close they are dropped
+# (counted as read errors), never sent.  Either way the image's limit
+# holds for a client that disconnects.
+serve_engine "$d/q4.sock" -- "$img" qos.iops_limit=5 metrics_file="$d/q4.prom" metrics_interval=1
+SOCK="$d/q4.sock" python3 - <<'PY4' || fail "QoS-delayed requests at NBD_CMD_DISC"
+import os, time
+from nbd import *
+s = conn(os.environ["SOCK"])
+t0 = time.monotonic()
+for i in range(20):
+    req(s, 0, i * 4096, 4096, h=i)
+req(s, 2, 0, 0, h=99)                     # NBD_CMD_DISC
+for _ in range(20):
+    magic, err, h = struct.unpack(">IIQ", recvn(s, 16))
+    assert err == 0, err
+    recvn(s, 4096)
+took = time.monotonic() - t0
+print("20 reads at 5 IOPS, then DISC: all answered after %.2f s" % took)
+assert took > 2.0, "the delayed reads were sent at once after DISC"
+assert closed(s)
+s = conn(os.environ["SOCK"])
+for i in range(40):
+    req(s, 0, i * 4096, 4096, h=i)
+s.close()
+PY4
+dropped() {
+  python3 - "$d/q4.prom" <<'PY'
+import re, sys
+n = sum(float(m.group(1)) for m in re.finditer(
+    r'^rbdx_request_errors_total\{[^}]*op="read"[^}]*\} (\S+)$', open(sys.argv[1]).read(), re.M))
+sys.exit(0 if n >= 20 else 1)
+PY
+}
+wait_for 60 dropped ||
+  fail "40 reads delayed by QoS from a closed client were not dropped: $(grep errors_total "$d/q4.prom")"
+say "QoS-delayed requests: paced after DISC, dropped after a close"
+stop_server "$d/q4.sock"
 serve_engine "$d/q3.sock" -- "$img" qos.iops_limit=5
 SOCK="$d/q3.sock" python3 - >"$d/q3.out" 2>&1 <<'PY' &
 import os
