@@ -38,19 +38,24 @@ _state=$(mktemp -d "/tmp/rbdx-$test_name-state.XXXXXX")
 : >"$_state/dirs"
 : >"$_state/atexit"
 
-# nbdkit with `-U -` gets a socket in this test's own directory instead:
-# for `-U -` nbdkit 1.42.3 makes /tmp/nbdkitXXXXXX (it ignores TMPDIR)
-# and leaves it behind when the plugin refuses to start, so the tests
-# that expect a refusal left empty directories in /tmp (141 after one
-# day's runs).  Only the word "-" right after "-U" changes; `timeout
-# nbdkit` and Python's subprocess run the binary itself.
+# new_socket: print a fresh socket path in this test's own directory
+# (removed at exit), for `nbdkit -U "$(new_socket)"`.
+new_socket() { mktemp -u "$_state/nbdkit-XXXXXX.sock"; }
+
+# nbdkit with `-U -` gets a socket from new_socket instead: for `-U -`
+# nbdkit 1.42.3 makes /tmp/nbdkitXXXXXX (it ignores TMPDIR) and leaves
+# it behind when the plugin refuses to start, so the tests that expect
+# a refusal left empty directories in /tmp (141 after one day's runs).
+# Only the word "-" right after "-U" changes.  `timeout nbdkit`, `env
+# nbdkit` and Python's subprocess run the binary itself, not this
+# function: give them `-U "$(new_socket)"`, never `-U -`.
 nbdkit() {
   local -a a=()
   local x
 
   for x in "$@"; do
     if [ "$x" = - ] && [ ${#a[@]} -gt 0 ] && [ "${a[${#a[@]}-1]}" = -U ]; then
-      a+=("$(mktemp -u "$_state/nbdkit-XXXXXX.sock")")
+      a+=("$(new_socket)")
     else
       a+=("$x")
     fi

@@ -75,7 +75,7 @@ served() {
   local -a nopts=()
   shift 2
   while [ $# -gt 0 ] && [[ $1 == -* ]]; do nopts+=("$1"); shift; done
-  timeout 60 nbdkit -U - "${nopts[@]}" "$RBDX_PLUGIN" "$@" --run "$cmd" \
+  timeout 60 nbdkit -U "$(new_socket)" "${nopts[@]}" "$RBDX_PLUGIN" "$@" --run "$cmd" \
     >"$CFG_SCRATCH/stdout" 2>"$errf" </dev/null ||
     fail "nbdkit rbdx $* --run '$cmd' failed: $(cat "$CFG_SCRATCH/stdout" "$errf")"
   say "nbdkit rbdx $* served ($(_cfg_since "$t0") s)"

@@ -67,7 +67,7 @@ served "$ro" -- -r "$img" "id=${u}ro" "keyring=$rokr"
 # Without -r the start-up probe (read-only) passes; each connection
 # then fails to open the image read-write, naming the caps.
 errf="$CFG_SCRATCH/ro-rw.err"
-if timeout 60 nbdkit -U - "$RBDX_PLUGIN" "$img" "id=${u}ro" "keyring=$rokr" \
+if timeout 60 nbdkit -U "$(new_socket)" "$RBDX_PLUGIN" "$img" "id=${u}ro" "keyring=$rokr" \
      --run "$ro" >/dev/null 2>"$errf"; then
   fail "a read-write open by a read-only user succeeded: $(cat "$errf")"
 fi

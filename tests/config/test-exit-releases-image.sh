@@ -19,7 +19,7 @@ img=$(new_image 16M)          # default features: exclusive-lock on
 
 # (1) --run: the client disconnects, the command ends, nbdkit quits.
 for i in 1 2 3 4 5; do
-  timeout 60 nbdkit -U - "$RBDX_PLUGIN" "$img" \
+  timeout 60 nbdkit -U "$(new_socket)" "$RBDX_PLUGIN" "$img" \
     --run "qemu-io -f raw -c 'write -P $i 0 4k' \"\$uri\"" >/dev/null ||
     fail "write $i failed"
   released "$img" "after nbdkit --run exit #$i" 3
@@ -53,7 +53,7 @@ released "$img" "after SIGTERM with a connected client" 3
 
 # The next writer gets the image at once.
 t0=$EPOCHREALTIME
-timeout 60 nbdkit -U - "$RBDX_PLUGIN" "$img" \
+timeout 60 nbdkit -U "$(new_socket)" "$RBDX_PLUGIN" "$img" \
   --run 'qemu-io -f raw -c "write -P 9 0 4k" "$uri"' >/dev/null ||
   fail "the next writer failed"
 dt=$(_cfg_since "$t0")

@@ -110,7 +110,7 @@ for mode in auto default callback io_uring poll; do
   log="$CFG_SCRATCH/$mode.log"
   param="completion=$mode"
   [ "$mode" = default ] && param="writers=auto"   # completion= not given
-  if ! timeout 90 nbdkit -v -U - "$RBDX_PLUGIN" "$img" "$param" \
+  if ! timeout 90 nbdkit -v -U "$(new_socket)" "$RBDX_PLUGIN" "$img" "$param" \
          --run "$fio \"\$uri\" ${off}m" \
          </dev/null 2>"$log"; then
     if [ "$mode" = io_uring ] && [ "$uring" = no ]; then

@@ -9,7 +9,7 @@
 #                         random seed SEED.
 #   fio_serve LABEL [-r] SPEC [FIO-OPTIONS...]
 #                         run the job on an rbdx export of SPEC (nbdkit
-#                         -U - --run, bounded by $FIO_TIMEOUT seconds,
+#                         --run, bounded by $FIO_TIMEOUT seconds,
 #                         default 120); succeeds only if fio exits 0 with
 #                         err=0 on all four jobs.  fio's output goes to
 #                         $FIO_DIR/LABEL.out.
@@ -57,7 +57,7 @@ fio_serve() {
   if [ "$1" = -r ]; then ro=(-r); shift; fi
   spec=$1
   shift
-  timeout "${FIO_TIMEOUT:-120}" nbdkit -U - "${ro[@]}" "$RBDX_PLUGIN" "$spec" \
+  timeout "${FIO_TIMEOUT:-120}" nbdkit -U "$(new_socket)" "${ro[@]}" "$RBDX_PLUGIN" "$spec" \
     --run "$FIO_DIR/run-fio.sh $label \"\$uri\" $*" </dev/null
 }
 

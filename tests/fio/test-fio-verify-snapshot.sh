@@ -33,7 +33,7 @@ fio_did write WRITE 128MiB || fail "fio did not write 128 MiB: $(fio_out write)"
 
 # 2. Snapshot, then change the head in every region.
 rbd snap create --no-progress "$img@s1"
-timeout 60 nbdkit -U - "$RBDX_PLUGIN" "$img" --run 'qemu-io -f raw \
+timeout 60 nbdkit -U "$(new_socket)" "$RBDX_PLUGIN" "$img" --run 'qemu-io -f raw \
   -c "write -P 0xee 0 1m" -c "write -P 0xee 32m 1m" \
   -c "write -P 0xee 64m 1m" -c "write -P 0xee 96m 1m" "$uri"' >/dev/null ||
   fail "could not overwrite the head"

@@ -35,7 +35,7 @@ fio_did reverify READ 256MiB ||
 say "read-only verify pass ok"
 
 # Control: one corrupted block inside region 2 must be detected.
-timeout 60 nbdkit -U - "$RBDX_PLUGIN" "$img" \
+timeout 60 nbdkit -U "$(new_socket)" "$RBDX_PLUGIN" "$img" \
   --run 'qemu-io -f raw -c "write -P 0x5a 100m 4k" "$uri"' >/dev/null ||
   fail "could not corrupt a block"
 if fio_serve control -r "$img" --verify_only; then

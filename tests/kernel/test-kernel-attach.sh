@@ -156,7 +156,7 @@ uml_wait_step mapped 180
 mapfile -t params < <(grep -E '^(id|mon_host|keyring|qos\.[a-z_]+)=' "$UML_SHARE/recorded-args" |
   sed "s|^keyring=/share/|keyring=$UML_SHARE/|")
 say "the recorded parameters: ${params[*]}"
-env -u CEPH_CONF nbdkit -U - "$RBDX_PLUGIN" "$img" "${params[@]}" \
+env -u CEPH_CONF nbdkit -U "$(new_socket)" "$RBDX_PLUGIN" "$img" "${params[@]}" \
   --run 'nbdinfo --size "$uri"' >"$UML_DIR/real.out" 2>&1 ||
   fail "the real plugin does not serve with the recorded parameters: $(cat "$UML_DIR/real.out")"
 [ "$(cat "$UML_DIR/real.out")" = $((64 << 20)) ] || fail "real plugin: $(cat "$UML_DIR/real.out")"

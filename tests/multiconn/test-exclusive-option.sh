@@ -86,7 +86,7 @@ stop_server "$sock"
 say "exclusive=true on a layering-only image: refused before serving"
 plain=$(new_image 16M --image-feature layering)
 rc=0
-timeout 60 nbdkit -U - "$RBDX_PLUGIN" "$plain" exclusive=true --run 'exit 0' \
+timeout 60 nbdkit -U "$(new_socket)" "$RBDX_PLUGIN" "$plain" exclusive=true --run 'exit 0' \
   >"$MC_DIR/plain.out" 2>&1 || rc=$?
 cat "$MC_DIR/plain.out" >&2
 [ $rc != 0 ] || fail "nbdkit served $plain with exclusive=true"
@@ -96,7 +96,7 @@ grep -q 'exclusive-lock' "$MC_DIR/plain.out" ||
 
 say "exclusive=true writers=per-connection: configuration error"
 rc=0
-timeout 60 nbdkit -U - "$RBDX_PLUGIN" "$img" exclusive=true \
+timeout 60 nbdkit -U "$(new_socket)" "$RBDX_PLUGIN" "$img" exclusive=true \
   writers=per-connection --run 'exit 0' >"$MC_DIR/conf.out" 2>&1 || rc=$?
 cat "$MC_DIR/conf.out" >&2
 [ $rc != 0 ] && [ $rc != 124 ] ||
