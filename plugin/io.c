@@ -79,6 +79,25 @@ qos_stopped (void)
   return -1;
 }
 
+/* Pass the image's quiesce gate (quiesce.h), held while quiesced.  A
+ * write, trim or zero that was held and whose client left meanwhile is
+ * not sent: it was never acknowledged, and carried out once the hold
+ * ends it could land after a newer write of the same blocks, sent again
+ * through another connection by a client that gave this one up (C39).
+ * nbdkit_nanosleep with no time to sleep fails at once when the
+ * client's socket hung up, another thread saw NBD_CMD_DISC or nbdkit
+ * shuts down (nbdkit's server/public.c polls for these; the QoS waits
+ * end the same way).  @return false with the NBD error set. */
+static bool
+gate_pass (struct rbdx_conn *conn)
+{
+  if (!rbdx_quiesce_write_begin (conn->gate) || nbdkit_nanosleep (0, 0) == 0)
+    return true;
+  rbdx_quiesce_write_end (conn->gate);
+  set_error (ESHUTDOWN);
+  return false;
+}
+
 /* FUA with a cache forced on (ceph.rbd_cache=true or an image-level
  * setting): make the request durable with a flush. */
 static int
@@ -119,7 +138,8 @@ do_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
     return -1;
   if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
     return qos_stopped ();
-  rbdx_quiesce_write_begin (conn->gate);   /* held while quiesced */
+  if (!gate_pass (conn))
+    return -1;
   r = rbdx_ctx_write (conn->wctx, buf, count, offset, flags & NBDKIT_FLAG_FUA);
   rbdx_quiesce_write_end (conn->gate);
   if (r < 0)
@@ -146,7 +166,8 @@ do_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
     return -1;
   if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
     return qos_stopped ();
-  rbdx_quiesce_write_begin (conn->gate);   /* held while quiesced */
+  if (!gate_pass (conn))
+    return -1;
   r = rbdx_ctx_discard (conn->wctx, count, offset);
   rbdx_quiesce_write_end (conn->gate);
   if (r < 0)
@@ -165,7 +186,8 @@ do_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
     return -1;
   if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
     return qos_stopped ();
-  rbdx_quiesce_write_begin (conn->gate);   /* held while quiesced */
+  if (!gate_pass (conn))
+    return -1;
   r = rbdx_ctx_zero (conn->wctx, count, offset, may_hole);
   rbdx_quiesce_write_end (conn->gate);
   if (r < 0)

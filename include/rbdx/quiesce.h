@@ -18,8 +18,9 @@
  *     data back through this very device and would never end if rbdx
  *     held those writes already;
  *  2. then new writes, trims and zeroes of every connection of the image
- *     are held (never failed), reads, block status and flushes go on,
- *     and the writes already in librbd are waited for;
+ *     are held (not failed while their client is there), reads, block
+ *     status and flushes go on, and the writes already in librbd are
+ *     waited for;
  *  3. every handle notified is acknowledged with 0 (one notified later
  *     in the same quiesce at once);
  *  4. when every handle acknowledged has had its unquiesce notification
@@ -94,8 +95,10 @@ struct rbdx_quiesce *rbdx_quiesce_of (struct rbdx_quiesce_member *m);
 
 /** Before a write, trim or zero reaches librbd: wait while the group's
  * writes are held, then count it in flight.  NULL @p q: returns at once.
- * Never fails. */
-void rbdx_quiesce_write_begin (struct rbdx_quiesce *q);
+ * Never fails.  @return true if it waited (the caller may then check
+ * that its client is still there before it sends the write; if not, it
+ * calls rbdx_quiesce_write_end without sending). */
+bool rbdx_quiesce_write_begin (struct rbdx_quiesce *q);
 
 /** The same without waiting: @return true when counted in flight (go
  * on); false when held: @p w is queued and woken once writes may go on,

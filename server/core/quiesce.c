@@ -511,16 +511,21 @@ rbdx_quiesce_of (struct rbdx_quiesce_member *m)
   return m ? m->q : NULL;
 }
 
-void
+bool
 rbdx_quiesce_write_begin (struct rbdx_quiesce *q)
 {
+  bool waited = false;
+
   if (!q)
-    return;
+    return false;
   pthread_mutex_lock (&q->lock);
-  while (q->held)
+  while (q->held) {
+    waited = true;
     pthread_cond_wait (&q->io, &q->lock);
+  }
   q->inflight++;
   pthread_mutex_unlock (&q->lock);
+  return waited;
 }
 
 bool

@@ -118,7 +118,7 @@ requeue_stale (struct econn *ec)
 }
 
 /* Submit the delayed requests that are due (all of them with @p all: the
- * connection ends, and what was accepted is carried out). */
+ * engine stops). */
 static void
 run_due (struct econn *ec, bool all)
 {
@@ -165,20 +165,33 @@ epending_run (struct econn *ec, bool all)
   epending_run_held (ec);
 }
 
-void
-epending_drop_reads (struct econn *ec)
+/* Answer @p rq NBD_EIO into the void (the socket is dead); the time it
+ * did not wait comes off the metrics.  @return 1, to count it. */
+static unsigned
+drop_one (struct econn *ec, struct ereq *rq, uint64_t t)
 {
-  struct ereq *rq, **pp = &ec->delayed;
+  if (rq->due_ns > t)
+    atomic_fetch_sub (&ec->conn->metrics.qos_wait_ns, rq->due_ns - t);
+  econn_reply (rq, EIO);
+  return 1;
+}
 
-  while ((rq = *pp))
-    if (rq->qos_write)
-      pp = &rq->next;
-    else {
-      *pp = rq->next;
-      /* not waited: off the metrics */
-      atomic_fetch_sub (&ec->conn->metrics.qos_wait_ns,
-                        rq->due_ns > rbdx_clock_ns ()
-                        ? rq->due_ns - rbdx_clock_ns () : 0);
-      econn_reply (rq, EIO);    /* the socket is dead: never sent */
-    }
+unsigned
+epending_drop (struct econn *ec)
+{
+  uint64_t t = rbdx_clock_ns ();
+  unsigned n = 0;
+  struct ereq *rq;
+
+  while ((rq = ec->delayed)) {
+    ec->delayed = rq->next;
+    n += drop_one (ec, rq, t);
+  }
+  while ((rq = ec->held)) {      /* never counted by the gate */
+    ec->held = rq->next;
+    rq->due_ns = 0;
+    n += drop_one (ec, rq, t);
+  }
+  ec->held_tail = NULL;
+  return n;
 }

@@ -35,7 +35,7 @@ void epending_delay (struct econn *ec, struct ereq *rq, struct rbdx_ctx *ctx,
                      int64_t ns, bool write, uint64_t gen);
 
 /** Submit the delayed requests that are due, or all of them with @p all
- * (the connection ends: what was accepted is carried out), then the held
+ * (the engine stops, the client still reading), then the held
  * ones the gate lets pass.  Without @p all, if the limits changed since
  * (rbdx_qos_generation), the delayed requests not yet due are reserved
  * again first, so a limit removed or raised lets them go now; the time
@@ -52,11 +52,16 @@ void epending_run_held (struct econn *ec);
  * delayed. */
 int epending_due_ms (const struct econn *ec);
 
-/** Once the connection's socket is dead (no reply can be sent), drop the
- * reads still delayed by QoS: answered NBD_EIO into the void, never
- * sent to librbd, so a closed client's reads neither bypass the image's
- * QoS nor hold its connection until they are due.  Delayed writes stay,
- * to be carried out at their time.  Reader thread. */
-void epending_drop_reads (struct econn *ec);
+/** Once the connection's socket is dead (no reply can be sent), drop
+ * every request not yet sent to librbd: those QoS delays and the writes,
+ * trims and zeroes the quiesce gate holds.  Each is answered NBD_EIO into
+ * the void (counted as an error of its op), never submitted.  None was
+ * acknowledged, so the NBD spec leaves its effect undefined; carried out
+ * later it could land after a newer write of the same blocks by another
+ * connection (a kernel client that timed this one out and sent its
+ * requests again elsewhere), and a closed client's reads would bypass
+ * the image's QoS or hold its connection until due.  Reader thread.
+ * @return how many were dropped. */
+unsigned epending_drop (struct econn *ec);
 
 #endif

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rbdx/errors.h"
 #include "rbdx/export.h"
 #include "rbdx/log.h"
 #include "rbdx/qos.h"
@@ -364,6 +365,8 @@ handle (struct econn *ec, const unsigned char *p, size_t avail)
   return used;
 }
 
+static struct rbdx_log_limit dropped_log = RBDX_LOG_LIMIT_INIT;
+
 void *
 econn_reader (void *arg)
 {
@@ -431,18 +434,19 @@ econn_reader (void *arg)
     have += (size_t) n;
   }
   free (buf);
-  /* What is delayed by QoS still goes at its time (NBD_CMD_DISC: the
-   * outstanding requests are answered first); all at once only when the
-   * engine stops.  Sending it all now let a client that disconnects
-   * pass the image's limit. */
-  epending_run (ec, econn_stopping ());
 
   /* Let nothing more in, answer what is in flight, then close.  Replies
    * (queued ones count as in flight) go out while the client reads
    * them; when the engine stops, a client that reads nothing gets
    * STOP_GRACE_MS, then its queued replies are dropped.  Requests still
-   * in librbd are always waited for: their buffers are librbd's. */
+   * in librbd are always waited for: their buffers are librbd's.  What
+   * QoS delays goes at its time (NBD_CMD_DISC: the outstanding requests
+   * are answered first; all at once only when the engine stops), what
+   * the quiesce gate holds when it opens; once the socket is dead
+   * (wait_io, here without waiting first) both are dropped unsent. */
   shutdown (ec->fd, SHUT_RD);
+  (void) wait_io (ec, false, 0);
+  unsigned dropped = 0;
   for (int waited = 0;;) {
     bool idle, drop = false;
     int due;
@@ -453,12 +457,11 @@ econn_reader (void *arg)
     pthread_mutex_unlock (&ec->lock);
     if (idle)
       break;
-    epending_run_held (ec);   /* held writes are carried out, never failed */
     pthread_mutex_lock (&ec->lock);
     drop = ec->dead;
     pthread_mutex_unlock (&ec->lock);
-    if (drop)
-      epending_drop_reads (ec);
+    if (drop && (ec->delayed || ec->held))
+      dropped += epending_drop (ec);
     epending_run (ec, econn_stopping ());
     due = epending_due_ms (ec);
     drop = false;
@@ -474,6 +477,11 @@ econn_reader (void *arg)
     }
   }
   flush_output (ec);
+  if (dropped)
+    rbdx_error_limited (&dropped_log, "rbdx-engine: a client left with %u "
+                        "requests not yet sent to the cluster (delayed by "
+                        "QoS or held by quiesce): dropped, none was "
+                        "acknowledged", dropped);
   pthread_mutex_lock (&ec->lock);
   ec->closed = true;
   close (ec->fd);

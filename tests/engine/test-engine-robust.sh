@@ -25,7 +25,10 @@
 # reply already done is not held back by throttled reads after it;
 # reads delayed when the client sends NBD_CMD_DISC are answered at their
 # time (20 at 5 IOPS take over 2 s), and those of a client that closes
-# are dropped as read errors, never sent at once;
+# are dropped as read errors, never sent at once; so are writes (C39):
+# once the closed client's connection is gone, exactly the 16 writes not
+# counted as errors (at least 12 are) are on the image, and the drop is
+# logged;
 # SIGTERM with requests waiting for QoS answers them all without error.
 # Part 3: the control socket and the test hook's socket are created with
 # mode 0600 even under umask 000 (listen.h); 20 idle clients on the
@@ -262,6 +265,55 @@ wait_for 60 dropped ||
   fail "40 reads delayed by QoS from a closed client were not dropped: $(grep errors_total "$d/q4.prom")"
 say "QoS-delayed requests: paced after DISC, dropped after a close"
 stop_server "$d/q4.sock"
+# C39: writes delayed by QoS when the client closes are dropped too,
+# never carried out later (by then another connection may have written
+# the same blocks).  Once the 16 are answered (into the void) and the
+# connection is gone (rbdx_connections 0, nothing in flight), exactly the writes that were not counted as
+# errors are on the image.
+serve_engine "$d/q5.sock" -v -- "$img" qos.write_iops_limit=2 \
+  metrics_file="$d/q5.prom" metrics_interval=1
+SOCK="$d/q5.sock" python3 - <<'PY5' || fail "C39: writes to a closing connection"
+import os
+from nbd import *
+s = conn(os.environ["SOCK"])
+for i in range(16):
+    req(s, 1, (48 << 20) + i * 4096, 4096, b"C39 dead client." * 256, h=i)
+s.close()
+PY5
+gone() {
+  python3 - "$d/q5.prom" >"$d/q5.count" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+def val(name, op=None):
+    pat = r'^%s\{[^}]*%s[^}]*\} (\S+)$' % (name, 'op="%s"' % op if op else '')
+    return sum(float(m.group(1)) for m in re.finditer(pat, t, re.M))
+if val("rbdx_requests_total", "write") < 16 or val("rbdx_connections") \
+        or val("rbdx_requests_in_flight"):
+    sys.exit(1)
+print(int(val("rbdx_request_errors_total", "write")))
+PY
+}
+wait_for 30 gone || fail "C39: the closed client's connection stayed: $(grep -E '^rbdx_(conn|req)' "$d/q5.prom")"
+dropped=$(cat "$d/q5.count")
+[ "$dropped" -ge 12 ] || fail "C39: only $dropped of 16 writes delayed by QoS (2 IOPS) were dropped"
+grep -q "client left with $dropped requests not yet sent" "$d/q5.sock.log" ||
+  fail "C39: the drop was not logged: $(tail -n3 "$d/q5.sock.log")"
+SOCK="$d/q5.sock" DROPPED=$dropped python3 - <<'PY6' || fail "C39: what landed"
+import os
+from nbd import *
+s = conn(os.environ["SOCK"])
+req(s, 0, 48 << 20, 16 * 4096, h=1)
+magic, err, h = struct.unpack(">IIQ", recvn(s, 16))
+assert err == 0, err
+data = recvn(s, 16 * 4096)
+blocks = [data[i * 4096:(i + 1) * 4096] for i in range(16)]
+landed = [i for i in range(16) if blocks[i] == b"C39 dead client." * 256]
+assert all(b == bytes(4096) for i, b in enumerate(blocks) if i not in landed)
+print("writes landed:", landed, "dropped:", os.environ["DROPPED"])
+assert len(landed) == 16 - int(os.environ["DROPPED"]), landed
+PY6
+say "C39: $dropped of 16 QoS-delayed writes of a closed client dropped, the rest landed"
+stop_server "$d/q5.sock"
 serve_engine "$d/q3.sock" -- "$img" qos.iops_limit=5
 SOCK="$d/q3.sock" python3 - >"$d/q3.out" 2>&1 <<'PY' &
 import os

@@ -42,6 +42,9 @@
 # The last handle leaving and the server stopping while the freeze hook
 # hangs (quiesce_timeout=600): the hook and its child are killed at
 # once, the thaw runs, the server exits within 60 s of SIGTERM.
+# C39: writes a client sent while they were held, the client then killed
+# (another server's hook keeps the snapshot, so the hold, going): when
+# the hold ends none of them reaches the image; all count as errors.
 . "${RBDX_TESTS:-$(dirname "$0")/..}/lib.sh"
 requires_cluster
 requires rbd
@@ -386,4 +389,70 @@ grep -q ' end .* unquiesce' "$d/hook.log" ||
   fail "no thaw after the freeze hook was killed: $(cat "$d/hook.log")"
 wait "$snap" || true            # librbd's call: the watch is gone
 stop_server "$d/k.sock"
+
+# 8. C39: writes held by the gate when their client dies are not carried
+# out when the hold ends (a client that gave up this connection may have
+# written the same blocks elsewhere since).  Server k2 (a hook that returns at once) holds
+# as soon as it is notified; server k3's hook keeps the snapshot, so the
+# hold, going until $d/go.  A client of k2 sends 8 writes while they are
+# held and is killed; once the snapshot is made and k2's connection is
+# gone, none of the 8 is on the image and all 8 are write errors.
+say "C39: held writes of a client that died are dropped"
+echo gate >"$d/mode"
+: >"$d/hook.log"
+rm -f "$d/in-hook" "$d/go" "$d/a.ready" "$d/a.go"
+start "$d/k2.sock" quiesce=true "quiesce_hook=$d/hook2" metrics_file="$d/k2.prom" metrics_interval=1
+start "$d/k3.sock" quiesce=true "quiesce_hook=$d/hook"
+hold "$d/k3.sock"
+"$py" -c '
+import nbd, os, sys, time
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+h.pwrite(b"R" * 4096, 119 << 20)
+open(sys.argv[2], "w").close()
+while not os.path.exists(sys.argv[3]):
+    time.sleep(0.05)
+for i in range(8):
+    h.aio_pwrite(b"C39 held write.\n" * 256, (120 << 20) + i * 4096)
+while True:
+    h.poll(-1)' "$(uri "$d/k2.sock")" "$d/a.ready" "$d/a.go" &
+apid=$!
+wait_for 60 test -e "$d/a.ready" || fail "C39: the client did not connect"
+rbd snap create "$img@c39" 2>"$d/c39.err" &
+snap=$!
+wait_for 60 in_hook || fail "C39: k3's hook did not start"
+wait_for 60 grep -q "writes held at" "$d/k2.sock.log" || fail "C39: k2 did not hold writes"
+touch "$d/a.go"
+# prom_sum FILE NAME [OP]: the sum of a metric's samples (of op OP).
+prom_sum() {
+  "$py" - "$@" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read() if __import__("os").path.exists(sys.argv[1]) else ""
+op = 'op="%s"' % sys.argv[3] if len(sys.argv) > 3 else ""
+pat = r'^%s\{[^}]*%s[^}]*\} (\S+)$' % (sys.argv[2], op)
+print(int(sum(float(m.group(1)) for m in re.finditer(pat, t, re.M))))
+PY
+}
+held8() { [ "$(prom_sum "$d/k2.prom" rbdx_requests_in_flight)" -ge 8 ]; }
+wait_for 60 held8 || fail "C39: the 8 writes did not reach k2"
+kill -9 "$apid"
+wait "$apid" 2>/dev/null || true
+touch "$d/go"
+wait "$snap" || fail "C39: rbd snap create failed: $(cat "$d/c39.err")"
+k2_done() {
+  [ "$(prom_sum "$d/k2.prom" rbdx_requests_total write)" -ge 9 ] &&
+    [ "$(prom_sum "$d/k2.prom" rbdx_connections)" = 0 ] &&
+    [ "$(prom_sum "$d/k2.prom" rbdx_requests_in_flight)" = 0 ]
+}
+wait_for 60 k2_done || fail "C39: k2's connection did not end: $(grep -E '^rbdx_(conn|req)' "$d/k2.prom")"
+errs=$(prom_sum "$d/k2.prom" rbdx_request_errors_total write)
+[ "$errs" = 8 ] || fail "C39: $errs of the 8 held writes of the dead client failed, not 8"
+/usr/bin/nbdsh -u "$(uri "$d/k3.sock")" -c '
+import sys
+data = h.pread(8 * 4096, 120 << 20)
+landed = [i for i in range(8) if data[i * 4096:(i + 1) * 4096] != bytes(4096)]
+sys.exit("held writes of a dead client landed: %s" % landed if landed else 0)' ||
+  fail "C39: the dead client's held writes were carried out"
+unhold
+stop_server "$d/k3.sock"
+stop_server "$d/k2.sock"
 say "ok"
