@@ -187,14 +187,14 @@ rbdx_state_list (int *indexes, int max)
   if (!d)
     return errno == ENOENT ? 0 : -errno;
   while ((e = readdir (d)) && n < max) {
-    char *end;
-    long i;
-    if (strncmp (e->d_name, "nbd", 3) != 0)
+    const char *p = e->d_name + 3;
+    size_t len = strspn (p, "0123456789");
+    /* Exactly what path_of writes, "nbd" and %d of an index: strtol
+     * also took " 5", "+5" and "05", a second entry for nbd5. */
+    if (strncmp (e->d_name, "nbd", 3) != 0 || len == 0 || p[len] ||
+        len > 9 || (p[0] == '0' && len > 1))
       continue;
-    i = strtol (e->d_name + 3, &end, 10);
-    if (end == e->d_name + 3 || *end || i < 0)
-      continue;
-    indexes[n++] = (int) i;
+    indexes[n++] = atoi (p);
   }
   closedir (d);
   qsort (indexes, (size_t) n, sizeof *indexes, cmp_int);

@@ -90,8 +90,9 @@ void rbdx_state_remove (int index);
  *  nothing.  Never fails. */
 void rbdx_state_remove_keyring (const char *path);
 
-/** Device numbers with a state file, ascending, at most @p max.
- *  @return how many, or -errno. */
+/** Device numbers with a state file (RUN_DIR/nbdN, N as %d writes it:
+ *  decimal digits, no sign, no leading zero; other names are not ours),
+ *  ascending, at most @p max.  @return how many, or -errno. */
 int rbdx_state_list (int *indexes, int max);
 
 /** Whether /dev/nbdINDEX is connected now (/sys/block/nbdINDEX/pid exists

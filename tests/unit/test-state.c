@@ -8,7 +8,9 @@
  * refused; a state file is 0600 even
  * with umask 0, and reads back with its keyring_file; a mapping's
  * keyring file is removed only when it is directly in RUN_DIR/keyrings/,
- * never a path elsewhere that a state file might name.  No root, no
+ * never a path elsewhere that a state file might name; only names as
+ * rbdx writes them (nbd0, nbd5, nbd12; not "nbd05", "nbd+5", "nbd 5")
+ * are listed as mappings.  No root, no
  * kernel.
  */
 #include <errno.h>
@@ -131,6 +133,29 @@ test_state_file_0600 (void **state)
   assert_int_equal (access (path, F_OK), -1);
 }
 
+/* Only RUN_DIR/nbdN as rbdx_state_save names it is a mapping. */
+static void
+test_list_only_its_names (void **state)
+{
+  static const char *const names[] = { "nbd5", "nbd 5", "nbd+5", "nbd05",
+                                       "nbd-1", "nbd5x", "nbd", "nbd0",
+                                       "nbd12", "nbd99999999999", "xnbd3" };
+  char path[256];
+  int idx[16], n;
+
+  (void) state;
+  assert_int_equal (mkdir (run, 0700), 0);
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    snprintf (path, sizeof path, "%s/%s", run, names[i]);
+    touch (path);
+  }
+  n = rbdx_state_list (idx, 16);
+  assert_int_equal (n, 3);
+  assert_int_equal (idx[0], 0);
+  assert_int_equal (idx[1], 5);
+  assert_int_equal (idx[2], 12);
+}
+
 static void
 test_remove_keyring_only_its_own (void **state)
 {
@@ -173,6 +198,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_run_dir_shared, setup, teardown),
     cmocka_unit_test_setup_teardown (test_state_file_0600, setup, teardown),
     cmocka_unit_test_setup_teardown (test_remove_keyring_only_its_own, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_list_only_its_names, setup, teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
