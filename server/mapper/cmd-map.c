@@ -18,6 +18,7 @@
 #include "keyring.h"
 #include "mapped.h"
 #include "netlink.h"
+#include "rbdx/cephargs.h"
 #include "state.h"
 #include "target.h"
 
@@ -87,6 +88,28 @@ default_writers (struct rbdx_map_opts *o)
     if (!strncmp (o->params[i], "writers=", 8))
       return;
   cli_add_param (o, "writers=", "shared");
+}
+
+/* Without id=, the cephx id of $CEPH_ARGS (rbdx/cephargs.h) becomes an
+ * id= parameter.  The server would take the same id from the environment
+ * it inherits, but a mapping's state keeps only its parameters, and
+ * `rbdx attach` runs later from another environment (a package upgrade,
+ * an operator's shell): it must connect as the same client, not as
+ * client.admin.  Nothing else of $CEPH_ARGS is kept (it may hold a key);
+ * one the id parser refuses is left for the server to report. */
+static void
+id_from_env (struct rbdx_map_opts *o)
+{
+  char id[RBDX_CEPHX_ID_MAX + 1], why[600];
+
+  if (o->is_uri)
+    return;
+  for (size_t i = 0; i < o->nparams; i++)
+    if (!strncmp (o->params[i], "id=", 3))
+      return;
+  if (rbdx_ceph_args_id (getenv ("CEPH_ARGS"), id, sizeof id, why,
+                         sizeof why) == 1)
+    cli_add_param (o, "id=", id);
 }
 
 /* The built-in engine's program: $RBDX_ENGINE, else rbdx-engine next to
@@ -234,6 +257,7 @@ cmd_map (struct cli *c)
   if (!c->o.connections)
     c->o.connections = cli_default_connections ();
   default_writers (&c->o);
+  id_from_env (&c->o);
   cli_check_args (c->o.target, c->o.params, c->o.nparams);
   set_engine (c, NULL);
   if (geteuid () != 0)

@@ -22,17 +22,18 @@
 # host restarts its server with size_file= and advertise_size=max, as the
 # mapper starts its own, for the spec part.
 # Asserts, in the guest (4 connections unless said):
-#   - map SPEC id=admin --format json: JSON with device, image, connections,
-#     server and supervisor pids; the engine got --control under
-#     RBDX_RUN_DIR, the canonical spec and
-#     id=admin; 4 connections reach the host; data written to the device is
-#     read back; mapping the same spec again prints the same device;
+#   - CEPH_ARGS="--id admin" map SPEC --format json: JSON with device,
+#     image, connections, server and supervisor pids; the engine got
+#     --control under RBDX_RUN_DIR, the canonical spec and id=admin (the
+#     id of $CEPH_ARGS, recorded so that attach keeps it); 4 connections
+#     reach the host; data written to the device is read back; mapping
+#     the same spec again prints the same device;
 #   - list-mapped (plain and JSON) shows the mapping;
 #   - the server is killed: the supervisor starts a new one and re-attaches,
 #     data reads back, no I/O error in the kernel log;
-#   - the supervisor is killed: `rbdx attach /dev/nbd0` brings a new
-#     supervisor and server (the old server is gone), 4 connections, data
-#     reads back;
+#   - the supervisor is killed: `rbdx attach /dev/nbd0` (no $CEPH_ARGS)
+#     brings a new supervisor and server (the old server is gone) with
+#     id=admin, 4 connections, data reads back;
 #   - the image grows on the host (64 -> 96 MiB): the device follows within
 #     10 s through the size file, with the same 4 connections, and the new
 #     end reads as zeros;
@@ -131,7 +132,7 @@ step uri-done
 wait_host sized 60
 
 # --- spec mode ---
-out=$("$MAPPER" map --connections 4 --format json "$NBD_EXPORT" id=admin)
+out=$(CEPH_ARGS="--id admin" "$MAPPER" map --connections 4 --format json "$NBD_EXPORT")
 say "map printed: $out"
 [ "$(echo "$out" | json_field device)" = /dev/nbd0 ] || fail "not /dev/nbd0: $out"
 [ "$(echo "$out" | json_field image)" = "$spec" ] || fail "image is not $spec: $out"
@@ -143,7 +144,7 @@ grep -qx -- --control /share/engine-args || fail "no --control"
 grep -q "^/share/run/sup-$sup/nbd.sock$" /share/engine-args || fail "socket not private: $(cat /share/engine-args)"
 grep -qx "image=$spec" /share/engine-args || fail "spec $spec not passed as image=: $(cat /share/engine-args)"
 grep -qx -- -- /share/engine-args || fail "no -- before the parameters: $(cat /share/engine-args)"
-grep -qx id=admin /share/engine-args || fail "id=admin not passed"
+grep -qx id=admin /share/engine-args || fail "the id of \$CEPH_ARGS was not passed as id=admin"
 grep -qx writers=shared /share/engine-args || fail "4 connections without writers=shared"
 grep -qx advertise_size=max /share/engine-args || fail "no advertise_size=max"
 grep -q "^size_file=/share/run/sup-$sup/size$" /share/engine-args || fail "no private size_file"
