@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -15,8 +16,9 @@
 
 int rbdx_lock_fd = -1;      /* see rbdx_mapped_lock; closed by the supervisor */
 
-/* Remove the private directories (socket, logs) of supervisors that were
- * killed and so could not clean up. */
+/* Remove the private directories of supervisors that were killed and
+ * so could not clean up (a later supervisor given the same pid could not
+ * make its own). */
 static void
 remove_stale_dirs (void)
 {
@@ -26,17 +28,17 @@ remove_stale_dirs (void)
   if (!d)
     return;
   while ((e = readdir (d))) {
-    char path[4096], file[4200];
-    long pid;
-    if (sscanf (e->d_name, "sup-%ld", &pid) != 1 || rbdx_pid_alive ((pid_t) pid))
+    const char *p = e->d_name + 4;
+    size_t len = strspn (p, "0123456789");
+    char path[4200];
+
+    if (strncmp (e->d_name, "sup-", 4) != 0 || len == 0 || p[len] ||
+        len > 9 || p[0] == '0')
+      continue;
+    if (rbdx_pid_alive ((pid_t) atol (p)))
       continue;
     snprintf (path, sizeof path, "%s/%s", rbdx_run_dir (), e->d_name);
-    for (const char **f = (const char *[]) { "nbd.sock", "server.log", "supervisor.log", "size", NULL };
-         *f; f++) {
-      snprintf (file, sizeof file, "%s/%s", path, *f);
-      unlink (file);
-    }
-    rmdir (path);
+    rbdx_state_remove_private_dir (path);
   }
   closedir (d);
 }

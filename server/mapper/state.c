@@ -171,6 +171,29 @@ rbdx_state_remove_keyring (const char *path)
   unlink (path);
 }
 
+int
+rbdx_state_remove_private_dir (const char *dir)
+{
+  DIR *d;
+  struct dirent *e;
+  int fd;
+
+  fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  d = fdopendir (fd);
+  if (!d) {
+    int r = -errno;
+    close (fd);
+    return r;
+  }
+  while ((e = readdir (d)))
+    if (strcmp (e->d_name, ".") && strcmp (e->d_name, ".."))
+      unlinkat (fd, e->d_name, 0);
+  closedir (d);
+  return rmdir (dir) == 0 ? 0 : -errno;
+}
+
 static int
 cmp_int (const void *a, const void *b)
 {

@@ -90,6 +90,17 @@ void rbdx_state_remove (int index);
  *  nothing.  Never fails. */
 void rbdx_state_remove_keyring (const char *path);
 
+/** Remove a supervisor's private directory @p dir (RUN_DIR/sup-PID: its
+ *  socket, logs, size, metrics and quiesce device files, and their
+ *  temporary names) with every entry in it.  The entries are unlinked,
+ *  never followed (a link to a file elsewhere removes only the link);
+ *  a @p dir that is a link itself is left alone.  Only the supervisor of
+ *  that pid writes there, so whatever is in it is its own: call it for a
+ *  supervisor that is gone or, from the supervisor, for its own.
+ *  @return 0, or -errno of the directory's opening or removal
+ *          (-ENOENT: there was none; -ENOTEMPTY: a subdirectory in it). */
+int rbdx_state_remove_private_dir (const char *dir);
+
 /** Device numbers with a state file (RUN_DIR/nbdN, N as %d writes it:
  *  decimal digits, no sign, no leading zero; other names are not ours),
  *  ascending, at most @p max.  @return how many, or -errno. */

@@ -31,7 +31,7 @@ setup_exit (const struct rbdx_map_opts *o)
 void
 sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
 {
-  int null, logfd;
+  int null, logfd, r;
   sigset_t mask;
   char path[600];
   const char *um;
@@ -96,7 +96,16 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
               RBDX_ENGINE_PREFIX, s->sock);
     s->connect_to = s->engine_to;
   }
-  if (mkdir (s->dir, 0700) == -1) {
+  /* Named by our pid: one there is a dead supervisor's that nothing
+   * cleaned up (remove_stale_dirs runs at list and map). */
+  r = mkdir (s->dir, 0700);
+  if (r == -1 && errno == EEXIST) {
+    int e = rbdx_state_remove_private_dir (s->dir);
+    r = e == 0 ? mkdir (s->dir, 0700) : -1;
+    if (e < 0)
+      errno = -e;
+  }
+  if (r == -1) {
     sup_report_err (report_fd, "cannot create %s: %s", s->dir, strerror (errno));
     setup_exit (o);
   }

@@ -81,18 +81,10 @@ stop_server (struct sup *s)
 void
 remove_private_dir (struct sup *s)
 {
-  char path[400];
-  unlink (s->sock);
-  if (!*s->o->log_file)       /* a log file given (--log-file) stays */
-    unlink (s->srvlog);
-  unlink (s->sizefile);
-  unlink (s->devfile);
-  /* Our own metrics file only: one given with metrics_file= stays. */
-  snprintf (path, sizeof path, "%s/metrics.prom", s->dir);
-  unlink (path);
-  snprintf (path, sizeof path, "%s/supervisor.log", s->dir);
-  unlink (path);
-  rmdir (s->dir);
+  /* Everything in it is ours, temporary names too (a server killed in
+   * a rewrite of its metrics or size file leaves one).  A log file
+   * given (--log-file) or metrics_file= is elsewhere and stays. */
+  rbdx_state_remove_private_dir (s->dir);
 }
 
 int
