@@ -14,7 +14,9 @@
 # rbd-nbd detach SPEC.  As root: list-mapped shows the mapping, and the
 # state file is still there at the end.  The same again with the run
 # directory 0755 (as rbdx@.socket makes it): the unreadable state file
-# gives the same message, and the directory stays 0755.
+# gives the same message, and the directory stays 0755.  rbdx's quiesce
+# hook given the spec rbd/x fails as root (rbd/x mapped by another
+# server) and does nothing, exit 0, as nobody (C43).
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/mapper/mapper-lib.sh"
 mapper_requires
@@ -62,6 +64,24 @@ unreadable nbd-compat detach rbd/x
 "$rbdx" list-mapped >"$d/out" 2>"$d/err" || fail "list-mapped as root (0755): $(cat "$d/err")"
 grep -q 'rbd/x' "$d/out" || fail "list-mapped as root (0755) does not show rbd/x: $(cat "$d/out")"
 [ "$(stat -c %a "$d/D")" = 755 ] || fail "the run directory became $(stat -c %a "$d/D")"
+
+# rbdx's quiesce hook given the image spec (an nbdkit server's, DEVICE
+# not a device; C43): as root it finds rbd/x mapped by another server
+# than its parent and fails the snapshot; run by a server that is not
+# root (rbdx@.service's nbdkit) it does nothing and succeeds, however
+# root's unreadable mappings look.
+hook=$RBDX_TESTS/../server/mapper/rbdx-quiesce-hook
+mkdir -m 0755 "$d/bin"
+ln -s "$rbdx" "$d/bin/rbdx"
+rc=0
+PATH=$d/bin:/usr/bin:/bin "$hook" rbd/x quiesce >"$d/out" 2>"$d/err" || rc=$?
+[ $rc -eq 1 ] && grep -q "rbd/x is mapped on /dev/nbd0, not by this server" "$d/err" ||
+  fail "the hook as root exited $rc: $(cat "$d/err")"
+rc=0
+as_nobody env PATH="$d/bin:/usr/bin:/bin" RBDX_RUN_DIR="$RBDX_RUN_DIR" "$hook" rbd/x quiesce \
+  >"$d/out" 2>"$d/err" || rc=$?
+[ $rc -eq 0 ] || fail "the hook as nobody exited $rc: $(cat "$d/err")"
+say "the quiesce hook for rbd/x: fails as root (mapped by another server), does nothing as nobody"
 
 [ -e "$d/D/nbd0" ] || fail "the state file is gone"
 say "ok"
