@@ -62,8 +62,10 @@ int rbdx_conn_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
 /** Prove, before serving, that @p spec (exactly @p ident when not NULL)
  * can be served: the cluster answers, the image (and snapshot) exists,
  * the cephx id may read its data pool, and exclusive=true has an
- * exclusive-lock to hold.  Everything it opened is shut down again (the
- * plugin forks after this: cluster.h).
+ * exclusive-lock to hold.  An image that starts with a LUKS header,
+ * given no encryption_format=, is served raw, as asked, and said so at
+ * error level.  Everything it opened is shut down again (the plugin
+ * forks after this: cluster.h).
  * @return 0, or a negative errno of rbdx_ctx_open or
  *         rbdx_ctx_check_access, or -EINVAL, with a one-line message. */
 int rbdx_conn_probe (const struct rbdx_options *o,

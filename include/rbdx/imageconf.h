@@ -41,6 +41,14 @@ int rbdx_effective_cache (rbd_image_t image, const char *name, bool *on);
 int rbdx_encryption_check (const struct rbdx_options *o, char *err,
                            size_t errlen);
 
+/** The LUKS version (1 or 2) whose header @p image starts with (the
+ * magic and version librbd and cryptsetup write, or librbd's "RBDL" of a
+ * clone with a format of its own), read as raw bytes: for an image whose
+ * encryption is not loaded.  Thread-safe; one read of 8 bytes.
+ * @return 1 or 2; 0 when there is no LUKS header (or the image is
+ *         shorter than one); a negative errno of rbd_read. */
+int rbdx_luks_header_version (rbd_image_t image);
+
 /** Load encryption_format= on @p image (opened through @p io, named @p
  * name in messages) with
  * the passphrases of @p o: one spec with rbd_encryption_load, several

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rbdx/imageconf.h"
 #include "rbdx/log.h"
 #include "rbdx/printable.h"
 
@@ -169,6 +170,26 @@ fail:
   return r;
 }
 
+/* An image that starts with a LUKS header, served without
+ * encryption_format=: its clients get the ciphertext, header included,
+ * and one that makes a filesystem there destroys the keyslots.  Right
+ * for a volume that its client decrypts itself (Cinder's front-end
+ * encryption: cryptsetup on the client's host), so it is said, at error
+ * level, not refused. */
+static void
+note_raw_luks (struct rbdx_ctx *ctx)
+{
+  int v = rbdx_luks_header_version (ctx->image);
+
+  if (v > 0)
+    rbdx_error ("rbdx: image '%s' starts with a LUKS%d header and no "
+                "encryption_format= was given: it is served as it is, "
+                "ciphertext and header (right when its client decrypts it, "
+                "as with Cinder's front-end encryption; to serve it "
+                "decrypted give encryption_format=luks and "
+                "encryption_passphrase_file=)", ctx->name, v);
+}
+
 int
 rbdx_conn_probe (const struct rbdx_options *o, const struct rbdx_spec *spec,
                  const struct rbdx_ident *ident, char *err, size_t errlen)
@@ -205,6 +226,8 @@ rbdx_conn_probe (const struct rbdx_options *o, const struct rbdx_spec *spec,
               "exclusive-lock feature", ctx->name);
     r = -EINVAL;
   }
+  if (r == 0 && o->nenc == 0)
+    note_raw_luks (ctx);
   rbdx_ctx_close (ctx);
   return r;
 }

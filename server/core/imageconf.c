@@ -105,6 +105,15 @@ detect_luks (rbd_image_t image, enum rbdx_encryption *f)
   return 0;
 }
 
+int
+rbdx_luks_header_version (rbd_image_t image)
+{
+  enum rbdx_encryption f;
+  int r = detect_luks (image, &f);
+
+  return r == -ENOENT ? 0 : r < 0 ? r : f == RBDX_ENCRYPTION_LUKS1 ? 1 : 2;
+}
+
 static const char *
 format_name (enum rbdx_encryption f)
 {

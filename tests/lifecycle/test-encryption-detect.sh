@@ -14,6 +14,9 @@
 #     through a server given the explicit format;
 #   - a plain image with encryption_format=luks is refused before serving
 #     ("has no LUKS header"), and so is a wrong passphrase;
+#   - without encryption_format= a LUKS image is served raw (the whole
+#     64 MiB), and rbdx says at error level that it starts with a LUKS1 or
+#     LUKS2 header; of a plain image it says nothing (C44);
 #   - on a librbd without rbd_encryption_load2 (RBDX_HAVE_LOAD2=0, from
 #     meson), two specs are refused before serving, by the plugin and the
 #     engine, naming rbd_encryption_load2 (the layered case itself is
@@ -92,6 +95,13 @@ PY
   grep -q "does not open its ${fmt^^} header" "$d/err" ||
     fail "$fmt: wrong passphrase: $(cat "$d/err")"
   ! grep -q xyzzy "$d/err" || fail "the passphrase appears in a message"
+
+  # Without encryption_format=: served raw, as asked, and said (C44).
+  nbdkit -U - "$RBDX_PLUGIN" "$img" --run 'nbdinfo --size "$uri"' \
+    >"$d/raw.out" 2>"$d/err" || fail "$fmt: not served raw: $(cat "$d/err")"
+  [ "$(cat "$d/raw.out")" = $((64 << 20)) ] || fail "$fmt raw: size $(cat "$d/raw.out")"
+  grep -q "image '$img' starts with a ${fmt^^} header and no encryption_format= was given" \
+    "$d/err" || fail "$fmt: served raw without a word: $(cat "$d/err")"
 }
 
 check luks1 512 $((4 << 20))
@@ -103,6 +113,9 @@ if nbdkit -U - "$RBDX_PLUGIN" "$plain" "${det[@]}" --run true 2>"$d/err"; then
   fail "served a plain image with encryption_format=luks"
 fi
 grep -q "has no LUKS header" "$d/err" || fail "plain image: $(cat "$d/err")"
+nbdkit -U - "$RBDX_PLUGIN" "$plain" --run true 2>"$d/err" || fail "plain image: $(cat "$d/err")"
+! grep -q "header and no encryption_format=" "$d/err" ||
+  fail "a plain image was said to start with a LUKS header: $(cat "$d/err")"
 
 if [ "${RBDX_HAVE_LOAD2:-}" = 0 ]; then
   say "no rbd_encryption_load2 here: two specs are refused before serving"
