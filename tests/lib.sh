@@ -297,6 +297,26 @@ test_prog() {
 # uri SOCKET [EXPORT]: the nbd+unix URI of a socket.
 uri() { echo "nbd+unix:///${2:-}?socket=$1"; }
 
+# metric FILE NAME [LABEL-REGEX]: the sum of the values of NAME's series
+# in the metrics file FILE whose labels match LABEL-REGEX (Python re;
+# default: all), 0 while FILE does not exist yet.  Fails on a line that
+# is not Prometheus text.
+metric() {
+  python3 - "$1" "$2" "${3:-}" <<'PY'
+import os, re, sys
+path, name, want = sys.argv[1:4]
+total = 0.0
+for line in open(path) if os.path.exists(path) else []:
+    if line.startswith("#") or not line.strip():
+        continue
+    m = re.fullmatch(r'([a-z_]+)(?:\{(.*)\})? ([0-9.e+-]+)', line.strip())
+    assert m, "not Prometheus text: %r" % line
+    if m.group(1) == name and re.search(want, m.group(2) or ""):
+        total += float(m.group(3))
+print(int(total) if total == int(total) else total)
+PY
+}
+
 # image_size IMAGE: the image's size in bytes (rbd info).
 image_size() {
   rbd info --format json "$1" |

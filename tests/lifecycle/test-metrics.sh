@@ -48,23 +48,6 @@ else:
     raise SystemExit("the read past the shrunk end kept succeeding")
 PY
 
-# metric FILE NAME LABEL-REGEX: the sum of the matching series' values.
-metric() {
-  python3 - "$@" <<'PY'
-import re, sys
-path, name, want = sys.argv[1], sys.argv[2], sys.argv[3]
-total = 0.0
-for line in open(path):
-    if line.startswith("#") or not line.strip():
-        continue
-    m = re.fullmatch(r'([a-z_]+)(?:\{(.*)\})? ([0-9.e+-]+)', line.strip())
-    assert m, "not Prometheus text: %r" % line
-    if m.group(1) == name and re.search(want, m.group(2) or ""):
-        total += float(m.group(3))
-print(int(total) if total == int(total) else total)
-PY
-}
-
 read -r fr fw < <(python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))["jobs"]
 print(sum(x["read"]["total_ios"] for x in j), sum(x["write"]["total_ios"] for x in j))' "$d/fio.json")

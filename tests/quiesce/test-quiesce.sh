@@ -422,29 +422,19 @@ snap=$!
 wait_for 60 in_hook || fail "C39: k3's hook did not start"
 wait_for 60 grep -q "writes held at" "$d/k2.sock.log" || fail "C39: k2 did not hold writes"
 touch "$d/a.go"
-# prom_sum FILE NAME [OP]: the sum of a metric's samples (of op OP).
-prom_sum() {
-  "$py" - "$@" <<'PY'
-import re, sys
-t = open(sys.argv[1]).read() if __import__("os").path.exists(sys.argv[1]) else ""
-op = 'op="%s"' % sys.argv[3] if len(sys.argv) > 3 else ""
-pat = r'^%s\{[^}]*%s[^}]*\} (\S+)$' % (sys.argv[2], op)
-print(int(sum(float(m.group(1)) for m in re.finditer(pat, t, re.M))))
-PY
-}
-held8() { [ "$(prom_sum "$d/k2.prom" rbdx_requests_in_flight)" -ge 8 ]; }
+held8() { [ "$(metric "$d/k2.prom" rbdx_requests_in_flight)" -ge 8 ]; }
 wait_for 60 held8 || fail "C39: the 8 writes did not reach k2"
 kill -9 "$apid"
 wait "$apid" 2>/dev/null || true
 touch "$d/go"
 wait "$snap" || fail "C39: rbd snap create failed: $(cat "$d/c39.err")"
 k2_done() {
-  [ "$(prom_sum "$d/k2.prom" rbdx_requests_total write)" -ge 9 ] &&
-    [ "$(prom_sum "$d/k2.prom" rbdx_connections)" = 0 ] &&
-    [ "$(prom_sum "$d/k2.prom" rbdx_requests_in_flight)" = 0 ]
+  [ "$(metric "$d/k2.prom" rbdx_requests_total 'op="write"')" -ge 9 ] &&
+    [ "$(metric "$d/k2.prom" rbdx_connections)" = 0 ] &&
+    [ "$(metric "$d/k2.prom" rbdx_requests_in_flight)" = 0 ]
 }
 wait_for 60 k2_done || fail "C39: k2's connection did not end: $(grep -E '^rbdx_(conn|req)' "$d/k2.prom")"
-errs=$(prom_sum "$d/k2.prom" rbdx_request_errors_total write)
+errs=$(metric "$d/k2.prom" rbdx_request_errors_total 'op="write"')
 [ "$errs" = 8 ] || fail "C39: $errs of the 8 held writes of the dead client failed, not 8"
 /usr/bin/nbdsh -u "$(uri "$d/k3.sock")" -c '
 import sys
