@@ -62,11 +62,13 @@ list_pool (const struct rbdx_options *o, rados_ioctx_t io,
       return -ENOMEM;
   }
   for (i = 0; r >= 0 && i < n; i++) {
-    /* A name with a control character is not listed: a newline or a
-     * carriage return would split `nbdinfo --list` and the logs, an
-     * escape sequence reach the terminal of whoever reads the list, and
-     * the spec grammar refuses it, so it would not open anyway. */
-    bool ctl = rbdx_spec_has_control (images[i].name);
+    /* A name with a control character (C0, DEL, C1) or a byte that is
+     * not UTF-8 is not listed: a newline or a carriage return would
+     * split `nbdinfo --list` and the logs, an escape sequence (ESC [,
+     * U+009B) reach the terminal of whoever reads the list, export names
+     * are UTF-8 (the NBD protocol, doc/proto.md), and the spec grammar
+     * refuses it, so it would not open anyway. */
+    bool ctl = rbdx_spec_has_unsafe_char (images[i].name);
 
     if (ctl || !addressable (o, images[i].name, name, sizeof name)) {
       nbdkit_debug ("rbdx: image '%s' (id %s) of pool '%s%s%s' is not "
@@ -74,7 +76,8 @@ list_pool (const struct rbdx_options *o, rados_ioctx_t io,
                                                   sizeof shown),
                     images[i].id, o->pool, o->pool_ns ? "/" : "",
                     o->pool_ns ? o->pool_ns : "",
-                    ctl ? "its name contains a control character"
+                    ctl ? "its name contains a control character "
+                          "or a byte that is not UTF-8"
                         : "its name cannot be written as an export name "
                           "('/' or '@', or too long)");
       continue;

@@ -41,6 +41,8 @@
  *   rbdx/identity.h  pool id / namespace / image id / snapshot id
  *   clock.h     the monotonic clock every part reads (header only)
  *   printable.h a value from outside escaped for a log line (pure)
+ *   utf8.h      the printable characters of UTF-8 text, under spec.h's
+ *               name check, printable.h and the metrics labels (pure)
  *
  * Thread-safety and ownership are stated in each header.  A host that
  * forks must do so before the first rados_connect (cluster.h).

@@ -12,7 +12,7 @@
  * 1; truncated to fit, at a whole escape or character): control
  * characters (0x00 to 0x1f, 0x7f, and the C1 controls U+0080 to U+009F
  * in UTF-8), every byte that is not part of well-formed UTF-8 (a raw
- * 0x9b is CSI to an 8-bit terminal) and '\\' as \xHH, so that a hostile
+ * 0x9b is CSI to an 8-bit terminal; rbdx/utf8.h decides) and '\\' as \xHH, so that a hostile
  * name can neither split nor forge a line nor send terminal escapes;
  * other UTF-8 is kept.  A message worded
  * by our own code around such values (the err text of a parser) may be

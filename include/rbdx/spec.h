@@ -31,12 +31,18 @@ struct rbdx_spec {
   char *snap;   /**< Snapshot name, or NULL for the image head. */
 };
 
-/** Does @p s hold a control character (a C0 byte or DEL)?  The spec
- * grammar refuses them (rbdx_spec_parse): a newline or a carriage return
- * would split the lines of logs, state files and export lists, an
- * escape sequence would reach a terminal.  Every check of a name or
- * value for control characters uses this one.  Thread-safe. */
-bool rbdx_spec_has_control (const char *s);
+/** Does @p s hold a character no name or value may hold: a control
+ * character (a C0 byte, DEL, or a C1 control U+0080 to U+009F in
+ * UTF-8) or a byte that is not part of well-formed UTF-8 (RFC 3629: an
+ * overlong form, a surrogate, a sequence cut short, 0xc0, 0xc1, 0xf5 to
+ * 0xff; rbdx/utf8.h decides)?  The spec grammar refuses them
+ * (rbdx_spec_parse): a newline or a carriage return would split the
+ * lines of logs, state files and export lists, an escape sequence (ESC
+ * [ or its one-character form U+009B, CSI) would reach a terminal, and
+ * the NBD protocol (doc/proto.md: export names are UTF-8) and
+ * Prometheus' text format want UTF-8.  Every check of a name or value
+ * for such characters uses this one.  Pure, thread-safe. */
+bool rbdx_spec_has_unsafe_char (const char *s);
 
 /** Is @p name "." or ".."?  The spec grammar refuses either as a pool,
  * namespace, image or snapshot name (rbdx_spec_parse): the mapper makes
@@ -56,8 +62,8 @@ bool rbdx_spec_name_is_dots (const char *name);
  * @return 0 on success; -EINVAL for a malformed spec (empty string or
  *         component, more than two '/', more than one '@', '@' in the
  *         pool or namespace part, a pool, namespace, image or snapshot
- *         name (@p default_pool included) that is "." or "..", control
- *         characters, longer than
+ *         name (@p default_pool included) that is "." or ".." or
+ *         holds a character rbdx_spec_has_unsafe_char refuses, longer than
  *         RBDX_SPEC_MAX bytes in canonical form, i.e. with
  *         @p default_pool and '/' added when @p text names no pool, so
  *         that rbdx_spec_format's text always parses again);

@@ -17,6 +17,7 @@
 #include "rbdx/printable.h"
 #include "rbdx/spec.h"
 #include "rbdx/tmpfile.h"
+#include "rbdx/utf8.h"
 
 _Atomic uint64_t rbdx_writer_opens, rbdx_writer_fences;
 
@@ -93,20 +94,35 @@ struct snapshot {
 };
 
 /* Label text of an image: image="...",identity="..." (names are
- * escaped as Prometheus' text format wants: \ " and newline). */
+ * escaped as Prometheus' text format wants: \ " and newline).  The
+ * format is UTF-8, and one byte that is not would make a strict reader
+ * refuse the whole file (every image's series): whatever reaches here,
+ * a byte of no well-formed UTF-8 sequence, and a C1 control, is
+ * written as the text \xHH (the file holds "\\xHH"), as rbdx's logs
+ * write it (rbdx/printable.h); rbdx_utf8_char decides.  The spec
+ * grammar refuses such names already (rbdx_spec_has_unsafe_char). */
 static void
 labels (FILE *f, const char *name, const struct rbdx_ident *id)
 {
   char ident[RBDX_IDENT_TEXT_MAX];
+  size_t n;
 
   fputs ("image=\"", f);
-  for (const char *p = name; *p; p++) {
+  for (const unsigned char *p = (const unsigned char *) name; *p; p += n) {
+    n = rbdx_utf8_char ((const char *) p);
+    if (n > 1) {
+      fwrite (p, 1, n, f);
+      continue;
+    }
     if (*p == '\\' || *p == '"')
-      fputc ('\\', f);
-    if (*p == '\n')
+      fprintf (f, "\\%c", *p);
+    else if (*p == '\n')
       fputs ("\\n", f);
+    else if (n == 0 && *p >= 0x80)
+      fprintf (f, "\\\\x%02x", *p);
     else
-      fputc (*p, f);
+      fputc (*p, f);   /* ASCII; the other C0 controls and DEL are UTF-8 */
+    n = 1;
   }
   rbdx_ident_format (id, ident, sizeof ident);
   fprintf (f, "\",identity=\"%s\"", ident);

@@ -210,10 +210,11 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
     if (o->pool)
       return rbdx_opt_err (err, errlen, "pool= given twice");
     /* As in an image spec (rbdx_spec_parse): the pool is logged and
-     * listed, so a control character would split a line. */
-    if (rbdx_spec_has_control (value))
+     * listed, so a control character would split a line, and export
+     * names are UTF-8. */
+    if (rbdx_spec_has_unsafe_char (value))
       return rbdx_opt_err (err, errlen, "pool='%s': contains a control "
-                           "character", value);
+                           "character or a byte that is not UTF-8", value);
     if (strchr (value, '@') || slash == value ||
         (slash && (slash[1] == '\0' || strchr (slash + 1, '/'))))
       return rbdx_opt_err (err, errlen, "pool='%s': expected POOL or "

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rbdx/spec.h"
+#include "rbdx/utf8.h"
 
 static int
 set_why (const char **why, const char *msg)
@@ -30,10 +31,12 @@ dup_range (const char *begin, const char *end)
 }
 
 bool
-rbdx_spec_has_control (const char *s)
+rbdx_spec_has_unsafe_char (const char *s)
 {
-  for (; *s; s++)
-    if ((unsigned char) *s < 0x20 || *s == 0x7f)
+  size_t n;
+
+  for (; *s; s += n)
+    if ((n = rbdx_utf8_char (s)) == 0)
       return true;
   return false;
 }
@@ -59,9 +62,15 @@ rbdx_spec_parse (const char *text, const char *default_pool,
   if (strlen (text) > RBDX_SPEC_MAX)
     return set_why (why, "the image spec is too long");
 
+  if (rbdx_spec_has_unsafe_char (text))
+    return set_why (why, "the image spec contains a control character or "
+                    "a byte that is not UTF-8");
+  /* The default pool becomes part of the canonical form, which must
+   * parse again. */
+  if (default_pool && rbdx_spec_has_unsafe_char (default_pool))
+    return set_why (why, "the pool name contains a control character or "
+                    "a byte that is not UTF-8");
   for (p = text; *p; p++) {
-    if ((unsigned char) *p < 0x20 || *p == 0x7f)   /* rbdx_spec_has_control */
-      return set_why (why, "the image spec contains a control character");
     if (*p == '/') {
       if (at)
         return set_why (why, "'/' after '@' (the snapshot name cannot "

@@ -18,6 +18,7 @@
 #include "json.h"
 #include "mapped.h"
 #include "nbd-compat.h"
+#include "rbdx/printable.h"
 #include "rbdx/spec.h"
 #include "target.h"
 
@@ -50,6 +51,15 @@ rec_of (const struct rbdx_state *st, struct rec *r)
   return true;
 }
 
+/* Room for a field of the plain table: every byte of the longest
+ * (the image name) escaped as \xHH. */
+#define PLAIN_MAX (4 * sizeof ((struct rec *) 0)->image + 1)
+
+/* Column @p c of @p r into @p buf.  In the @p plain table a control
+ * character, a byte that is not UTF-8 and '\\' are escaped as \xHH
+ * (rbdx_printable, as `rbdx list-mapped` writes its image column): the
+ * table goes to a terminal, where U+009B is CSI, and its lines must not
+ * split.  JSON and XML escape for themselves. */
 static void
 field (const struct rec *r, int c, char *buf, size_t len, bool plain)
 {
@@ -57,8 +67,10 @@ field (const struct rec *r, int c, char *buf, size_t len, bool plain)
 
   if (c == 0)
     snprintf (buf, len, "%ld", r->id);
+  else if (plain)
+    rbdx_printable (c == 4 && !*v[c] ? "-" : v[c], buf, len);
   else
-    snprintf (buf, len, "%s", plain && c == 4 && !*v[c] ? "-" : v[c]);
+    snprintf (buf, len, "%s", v[c]);
 }
 
 static void
@@ -129,7 +141,7 @@ static void
 print_plain (const struct rec *r, int n)
 {
   size_t w[7];
-  char v[700];
+  char v[PLAIN_MAX];
 
   if (n == 0)
     return;

@@ -57,7 +57,7 @@ rbdx_nbd_backend_add_identity (char *buf, size_t len, const char *identity)
   size_t have = strlen (buf);
 
   if (!strstr (buf, CONNS_TAG) || strstr (buf, IDENT_TAG) || !*identity ||
-      rbdx_spec_has_control (identity))
+      rbdx_spec_has_unsafe_char (identity))
     return 0;
   if (have + strlen (IDENT_TAG) + strlen (identity) >= len)
     return -ENAMETOOLONG;

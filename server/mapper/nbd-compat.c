@@ -198,8 +198,9 @@ add_param (struct rbdx_nbd_args *a, const char *opt, const char *key,
 
   if (!*value)
     return fail (a, "rbd-nbd: %s needs a value", Q (opt));
-  if (rbdx_spec_has_control (value))
-    return fail (a, "rbd-nbd: the value of %s holds a control character", Q (opt));
+  if (rbdx_spec_has_unsafe_char (value))
+    return fail (a, "rbd-nbd: the value of %s holds a control character "
+                 "or a byte that is not UTF-8", Q (opt));
   if (asprintf (&p, "%s=%s", key, value) < 0)
     return -ENOMEM;
   for (i = 0; i < a->nparams; i++)
@@ -297,7 +298,7 @@ apply (struct rbdx_nbd_args *a, const struct opt *o, const char *arg,
   case O_QUIESCE_HOOK:
     /* The server checks the file (quiesce-hook.h); a relative path or a
      * control character is refused here, before anything starts. */
-    if (v[0] != '/' || rbdx_spec_has_control (v))
+    if (v[0] != '/' || rbdx_spec_has_unsafe_char (v))
       return fail (a, "rbd-nbd: --quiesce-hook %s: an absolute path without "
                    "control characters is needed", Q (v));
     a->quiesce_hook = v;
@@ -325,8 +326,9 @@ apply (struct rbdx_nbd_args *a, const struct opt *o, const char *arg,
     a->encryption_format[(*nformats)++] = v;
     break;
   case O_ENC_FILE:
-    if (rbdx_spec_has_control (v))
-      return fail (a, "rbd-nbd: the value of %s holds a control character", Q (arg));
+    if (rbdx_spec_has_unsafe_char (v))
+      return fail (a, "rbd-nbd: the value of %s holds a control character "
+                   "or a byte that is not UTF-8", Q (arg));
     if (*nfiles == RBDX_ENCRYPTION_MAX)
       return fail (a, "rbd-nbd: rbdx takes at most %d passphrase files (the "
                    "image's own and its parents')", RBDX_ENCRYPTION_MAX);
@@ -346,7 +348,7 @@ apply (struct rbdx_nbd_args *a, const struct opt *o, const char *arg,
     break;
   case C_CLUSTER:
     /* librados makes it a path component (/etc/ceph/$cluster.conf). */
-    if (*v && !rbdx_spec_has_control (v) && !rbdx_cluster_name_valid (v))
+    if (*v && !rbdx_spec_has_unsafe_char (v) && !rbdx_cluster_name_valid (v))
       return fail (a, "rbd-nbd: invalid cluster name '%s' (letters, digits, '_' "
                    "and '-' only)", Q (v));
     r = add_param (a, arg, "cluster", v);
@@ -374,9 +376,10 @@ check_spec (struct rbdx_nbd_args *a, const char *s)
   const char *why = NULL, *pool = rbdx_nbd_param (a, "ceph.rbd_default_pool");
   char text[1100];
 
-  if (!*s || s[0] == '-' || strchr (s, '=') || rbdx_spec_has_control (s))
+  if (!*s || s[0] == '-' || strchr (s, '=') || rbdx_spec_has_unsafe_char (s))
     why = "a spec is [pool/[namespace/]]image[@snap], not empty, not starting "
-          "with '-', without '=' or control characters";
+          "with '-', without '=', control characters or bytes that are not "
+          "UTF-8";
   else if (rbdx_target_is_uri (s))
     why = "an image spec, not a URI";
   if (!why) {

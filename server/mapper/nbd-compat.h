@@ -128,8 +128,9 @@ struct rbdx_nbd_args {
  *  - no or an unknown subcommand, a missing spec or device, bad numbers,
  *    a bad --format (list-mapped), --encryption-format other than luks,
  *    luks1, luks2: rbd-nbd's messages;
- *  - a hostile spec: one that starts with '-', holds '=' or a control
- *    character, is a URI, or that rbdx_target_canonical refuses:
+ *  - a hostile spec: one that starts with '-', holds '=', a control
+ *    character or a byte that is not UTF-8 (rbdx_spec_has_unsafe_char),
+ *    is a URI, or that rbdx_target_canonical refuses:
  *    "rbd-nbd: invalid spec 'X' (why)"; a bare image name when
  *    --rbd_default_pool is no pool name alone (it starts with '-', holds
  *    '/', '@' or '=', or is a URI);
@@ -137,7 +138,8 @@ struct rbdx_nbd_args {
  *    (expected /dev/nbd{num})";
  *  - a cookie other than 1..RBDX_NBD_COOKIE_MAX of [A-Za-z0-9._:+-], or
  *    one starting "rbdx:" (rbdx's own identifiers);
- *  - a Ceph option value with a control character, --key (a secret on
+ *  - a Ceph option value with a control character or a byte that is not
+ *    UTF-8, --key (a secret on
  *    the command line), --name of another entity type than client;
  *  - what rbdx does not do yet: for every command (counted as the options
  *    are read, before the subcommand is known), more than
@@ -145,7 +147,7 @@ struct rbdx_nbd_args {
  *    and attach only, --keyfile with --keyring (the key file becomes a
  *    keyring of the mapping's own, keyring.h); and --setuser, --setgroup
  *    always.
- *  Messages quote hostile text with control characters replaced by '?'.
+ *  Messages quote hostile text escaped by rbdx_printable (\xHH).
  *  @return 0, or -EINVAL (a->msg says why), -ENOMEM. */
 int rbdx_nbd_parse (int argc, char **argv, struct rbdx_nbd_args *a);
 
@@ -184,7 +186,7 @@ unsigned rbdx_nbd_backend_connections (const char *backend);
  *  so that an attach without the state file still refuses another image.
  *  Nothing is appended to an identifier without ";rbdx:connections=" (not
  *  the personality's), to one that has an identity, for an empty
- *  @p identity or one with a control character.  Thread-safe.
+ *  @p identity or one rbdx_spec_has_unsafe_char refuses.  Thread-safe.
  *  @return 0; -ENAMETOOLONG when it does not fit (@p buf unchanged). */
 int rbdx_nbd_backend_add_identity (char *buf, size_t len, const char *identity);
 

@@ -118,8 +118,9 @@ check_param (const char *p, char *why, size_t whylen)
   if (eq[1] == '-')
     return refuse (why, whylen, "parameter '%s': the value starts with '-'",
                    rbdx_printable (p, b, sizeof b));
-  if (rbdx_spec_has_control (eq + 1))
-    return refuse (why, whylen, "parameter '%s': the value holds a control character",
+  if (rbdx_spec_has_unsafe_char (eq + 1))
+    return refuse (why, whylen, "parameter '%s': the value holds a control character "
+                   "or a byte that is not UTF-8",
                    rbdx_printable (p, b, sizeof b));
   /* librados makes the cluster name a path component (/etc/ceph/$cluster.conf):
    * refused here, before any server starts. */
@@ -137,8 +138,9 @@ rbdx_args_check (const char *target, char *const *params, size_t nparams,
 {
   char b[256];
 
-  if (rbdx_spec_has_control (target))
-    return refuse (why, whylen, "%s '%s' holds a control character",
+  if (rbdx_spec_has_unsafe_char (target))
+    return refuse (why, whylen, "%s '%s' holds a control character or a byte "
+                   "that is not UTF-8",
                    rbdx_target_is_uri (target) ? "NBD URI" : "image spec",
                    rbdx_printable (target, b, sizeof b));
   if (!rbdx_target_is_uri (target)) {

@@ -31,7 +31,9 @@ int rbdx_target_canonical (const char *text, char *buf, size_t len, const char *
  *  rbdxtab lines (rbdx-map-all runs `rbdx map -- SPEC OPTIONS...`).
  *
  *  @p target (an image spec or NBD URI) is refused when it has a control
- *  character (a newline would split the state file's lines), and an
+ *  character or a byte that is not UTF-8 (rbdx_spec_has_unsafe_char: a
+ *  newline would split the state file's lines, U+009B is CSI to a
+ *  terminal, export names are UTF-8), and an
  *  image spec also when it or any of its components starts with '-' or
  *  it contains '=' (a server would take it for an option or a KEY=VALUE
  *  parameter; servers get it as image=SPEC after "--" anyway, see
@@ -39,12 +41,12 @@ int rbdx_target_canonical (const char *text, char *buf, size_t len, const char *
  *  with KEY a plain name ([A-Za-z][A-Za-z0-9_.]*), not image= or pool=
  *  (the spec is the one image), not a raw key (key=, ceph.key=,
  *  ceph.keyfile=: a command line is readable by every user; keyring=FILE
- *  is the way), and VALUE must not start with '-' or hold a control
- *  character; cluster= and ceph.cluster= must be rbdx_cluster_name_valid
+ *  is the way), and VALUE must not start with '-' or hold what
+ *  rbdx_spec_has_unsafe_char refuses; cluster= and ceph.cluster= must be rbdx_cluster_name_valid
  *  ([A-Za-z0-9_-]+: librados makes it a path component).  @p params may be
  *  NULL when @p nparams is 0.
  *  @param why  on failure, a message naming the offending value (control
- *              characters shown as \n, \xHH; a raw key's value is never
+ *              characters and bytes that are not UTF-8 shown as \xHH; a raw key's value is never
  *              shown) into @p whylen bytes.
  *  @return 0, or -1 (refused).  Pure, thread-safe. */
 int rbdx_args_check (const char *target, char *const *params, size_t nparams,

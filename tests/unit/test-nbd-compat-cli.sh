@@ -8,7 +8,8 @@
 #    xml and plain, from a run directory of state files (RBDX_RUN_DIR):
 #    rbd-nbd's records {id, pool, namespace, image, snap, device, cookie}
 #    for image mappings with a live supervisor; NBD URI mappings and dead
-#    supervisors left out;
+#    supervisors left out; specs with a C1 control or a byte not UTF-8
+#    never raw (case C40: left out), a backslash escaped in plain;
 #  - unmap and detach of what is not mapped: rbd-nbd's messages, exit 1;
 #  - an unknown option: rbd-nbd's message, exit 1, nothing on stdout.
 . "${RBDX_TESTS:-$(dirname "$0")/..}/lib.sh"
@@ -99,6 +100,32 @@ expect plain 0 ""
 grep -Eq "^$$ +replicapool +ns1 +csi-vol-2 +- +/dev/nbd5 +0001-0009-rook-ceph-vol2\$" "$scratch/plain.out" ||
   fail "plain row: $(cat "$scratch/plain.out")"
 say "list-mapped: json, pretty json, xml and plain as rbd-nbd's"
+
+# Case C40: mappings whose spec holds a C1 control (U+009B, CSI: the
+# one-character ESC [) or a byte that is not UTF-8, as a state file of
+# an older rbdx may hold: never raw in the plain table (a terminal's)
+# nor in JSON; such a spec no longer parses, so they are left out.  A
+# backslash, which parses, is escaped as rbdx list-mapped writes it.
+state 8 "rbd/u"$'\xc2\x9b'"31mRED" "rbdx:connections=1" $$
+state 9 "rbd/bad"$'\xff'"name" "rbdx:connections=1" $$
+state 10 'rbd/back\slash' "rbdx:connections=1" $$
+run plain2 "$rbdnbd" list-mapped
+expect plain2 0 ""
+if LC_ALL=C grep -aq $'\xc2\x9b\\|\xff' "$scratch/plain2.out"; then
+  fail "plain list-mapped printed a raw C1 control or a byte not UTF-8: $(od -c "$scratch/plain2.out" | head)"
+fi
+grep -Eq "^$$ +rbd +back\\\\x5cslash +- +/dev/nbd10 " "$scratch/plain2.out" ||
+  fail "plain list-mapped: the backslash not escaped: $(cat -A "$scratch/plain2.out")"
+run json2 "$rbdnbd" list-mapped --format=json
+expect json2 0 ""
+python3 - "$scratch/json2.out" <<'PY' || fail "list-mapped --format=json (C40): $(cat -A "$scratch/json2.out")"
+import json, sys
+got = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))  # strict
+devs = sorted(d["device"] for d in got)
+assert devs == ["/dev/nbd10", "/dev/nbd5", "/dev/nbd6"], got
+PY
+rm "$RBDX_RUN_DIR/nbd8" "$RBDX_RUN_DIR/nbd9" "$RBDX_RUN_DIR/nbd10"
+say "list-mapped (C40): C1 controls and bytes not UTF-8 never raw, '\\' escaped in plain"
 
 # ceph-csi treats exactly this as an unmap already done.
 run unmap "$rbdnbd" unmap replicapool/csi-vol-404

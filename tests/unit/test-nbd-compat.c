@@ -513,7 +513,8 @@ test_hostile (void **state)
   assert_int_equal (rbdx_nbd_parse (3, v, &a), -EINVAL);
   assert_string_equal (a.msg, "rbd-nbd: invalid spec 'p/i\\x0arbd-nbd: p/i is not mapped' "
                        "(a spec is [pool/[namespace/]]image[@snap], not empty, not "
-                       "starting with '-', without '=' or control characters)");
+                       "starting with '-', without '=', control characters or bytes "
+                       "that are not UTF-8)");
   v[1] = (char *) "map";
   v[2] = (char *) "p/i";
   v[3] = (char *) "--cookie=a\nb";
@@ -522,7 +523,8 @@ test_hostile (void **state)
   v[3] = (char *) "--id";
   v[4] = (char *) "admin\nmon_host=evil";
   assert_int_equal (rbdx_nbd_parse (5, v, &a), -EINVAL);
-  assert_string_equal (a.msg, "rbd-nbd: the value of --id holds a control character");
+  assert_string_equal (a.msg, "rbd-nbd: the value of --id holds a control character "
+                       "or a byte that is not UTF-8");
   v[3] = (char *) "--rbd_cache=a\x1f" "b";
   assert_int_equal (rbdx_nbd_parse (4, v, &a), -EINVAL);
   rbdx_nbd_args_free (&a);

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "rbdx/spec.h"
+#include "rbdx/utf8.h"
 
 /* Parse text (which must be valid) and check every member; NULL in an
  * expected ns/snap means "absent". */
@@ -84,8 +85,9 @@ test_valid_pool_ns_image (void **state)
 static void
 test_valid_unusual_characters (void **state)
 {
-  /* Anything but '/', '@' and control characters is part of a name,
-   * including spaces, dots and non-ASCII bytes. */
+  /* Anything but '/', '@', control characters and bytes that are not
+   * UTF-8 is part of a name, including spaces, dots and non-ASCII
+   * UTF-8. */
   check_valid ("my pool/name.space/img-1_a@snap.2", NULL,
                "my pool", "name.space", "img-1_a", "snap.2");
   check_valid ("p\xc3\xa9/\xc3\xa9mg", NULL, "p\xc3\xa9", NULL,
@@ -238,6 +240,77 @@ test_invalid_control_characters (void **state)
   check_invalid ("img@sn\rap");
   check_invalid ("\x01pool/img");
   check_invalid ("pool/n\x1fs/img");
+}
+
+/* The one check of names and values (rbdx_spec_has_unsafe_char, with
+ * rbdx_utf8_char under it): well-formed UTF-8 passes, whatever its
+ * length; a byte of no well-formed sequence (RFC 3629 section 4) and a
+ * C1 control are refused, as C0 controls and DEL are. */
+static void
+test_unsafe_char_check (void **state)
+{
+  static const char *const ok[] = {
+    "", "img", "a b~", "\xc3\xa9",            /* e acute, U+00E9 */
+    "\xe4\xb8\xad\xe6\x96\x87",              /* two CJK, U+4E2D U+6587 */
+    "\xf0\x9f\x98\x80",                      /* U+1F600, 4 bytes */
+    "\xc2\xa0", "\xed\x9f\xbf", "\xee\x80\x80", /* U+00A0, U+D7FF, U+E000 */
+    "\xf4\x8f\xbf\xbf",                      /* U+10FFFF, the last */
+    "p\xc3\xa9/\xe6\x96\x87@\xc3\xa9",
+  };
+  static const char *const bad[] = {
+    "\xff", "bad\xffname", "\xfe", "\x80", "a\xbf",   /* no lead byte */
+    "\xc0\xaf", "\xc1\xbf", "\xe0\x80\xaf",       /* overlong '/' */
+    "\xf0\x80\x80\xaf", "\xe0\x9f\xbf",
+    "\xed\xa0\x80", "\xed\xbf\xbf",               /* surrogates */
+    "\xf4\x90\x80\x80", "\xf5\x80\x80\x80",       /* above U+10FFFF */
+    "\xc3", "\xe4\xb8", "\xf0\x9f\x98", "x\xe4\xb8", /* cut short */
+    "\xe4\xb8x", "\xf0\x9f\x98x", "\xc3\xc3\xa9",
+    "\xc2\x9b", "u\xc2\x9b" "31mRED", "\xc2\x80", "\xc2\x9f", /* C1 */
+    "\n", "a\tb", "\x1b[2J", "\x7f", "\xc3\xa9\x01",  /* C0, DEL */
+  };
+
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+    if (rbdx_spec_has_unsafe_char (ok[i]))
+      fail_msg ("'%s' (ok[%zu]) refused", ok[i], i);
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    if (!rbdx_spec_has_unsafe_char (bad[i]))
+      fail_msg ("bad[%zu] accepted", i);
+
+  /* The lengths under it. */
+  assert_int_equal (rbdx_utf8_char ("a"), 1);
+  assert_int_equal (rbdx_utf8_char ("\xc3\xa9"), 2);
+  assert_int_equal (rbdx_utf8_char ("\xe4\xb8\xad"), 3);
+  assert_int_equal (rbdx_utf8_char ("\xf0\x9f\x98\x80"), 4);
+  assert_int_equal (rbdx_utf8_char (""), 0);
+  assert_int_equal (rbdx_utf8_char ("\xc2\x9b"), 0);
+  assert_int_equal (rbdx_utf8_char ("\xe4\xb8"), 0);
+}
+
+/* Specs with such bytes are refused, naming why; the default pool too,
+ * since it becomes part of the canonical form. */
+static void
+test_invalid_not_utf8 (void **state)
+{
+  struct rbdx_spec s = { 0 };
+  const char *why = NULL;
+
+  check_invalid ("bad\xffname");
+  check_invalid ("rbd/u\xc2\x9b" "31mRED");
+  check_invalid ("rbd/\xed\xa0\x80/img");
+  check_invalid ("img@\xc0\xaf");
+  check_invalid ("\xe4\xb8");
+  check_invalid ("p\xfe/img");
+  check_invalid_with ("img", "p\xff");
+  check_invalid_with ("img", "p\xc2\x85");
+  assert_int_equal (rbdx_spec_parse ("rbd/a\xff", NULL, &s, &why), -EINVAL);
+  assert_non_null (strstr (why, "not UTF-8"));
+  assert_int_equal (rbdx_spec_parse ("rbd/a\xc2\x9b", NULL, &s, &why), -EINVAL);
+  assert_non_null (strstr (why, "control character"));
+
+  /* Multibyte UTF-8 is accepted in every component. */
+  check_valid ("\xe6\xb1\xa0/\xe5\x90\x8d/\xe5\x83\x8f@\xf0\x9f\x98\x80", NULL,
+               "\xe6\xb1\xa0", "\xe5\x90\x8d", "\xe5\x83\x8f", "\xf0\x9f\x98\x80");
+  check_valid ("img", "\xc3\xa9t\xc3\xa9", "\xc3\xa9t\xc3\xa9", NULL, "img", NULL);
 }
 
 static void
@@ -436,6 +509,8 @@ main (void)
     cmocka_unit_test (test_invalid_empty_component),
     cmocka_unit_test (test_invalid_separators),
     cmocka_unit_test (test_invalid_control_characters),
+    cmocka_unit_test (test_unsafe_char_check),
+    cmocka_unit_test (test_invalid_not_utf8),
     cmocka_unit_test (test_invalid_too_long),
     cmocka_unit_test (test_invalid_dot_names),
     cmocka_unit_test (test_invalid_empty_default_pool),

@@ -10,6 +10,8 @@
  * untouched, that the metrics file and the size file are still written
  * (at another temporary name, renamed over), that no temporary file is
  * left, and that the created file has the mode asked less the umask.
+ * And the metrics file's labels: an image name that is not UTF-8 (or
+ * holds a C1 control) reaches the file escaped, never raw (case C40).
  * No cluster.
  */
 #include <errno.h>
@@ -154,6 +156,43 @@ test_metrics_file_through_planted_link (void **state)
   assert_int_equal (count_files (top), 3);
 }
 
+/* Whatever name reaches the metrics writer, its file is UTF-8 (the
+ * Prometheus text format): a byte of no well-formed sequence and a C1
+ * control are written as the text \xHH, '\\', '"' and a newline as
+ * the format escapes them, other UTF-8 as it is (case C40). */
+static void
+test_metrics_labels_utf8 (void **state)
+{
+  static struct rbdx_metrics m;
+  struct rbdx_ident id = { 0 };
+  char path[100], buf[65536];
+  FILE *f;
+  size_t n;
+
+  (void) state;
+  snprintf (path, sizeof path, "%s/rbdx.prom", top);
+  rbdx_metrics_attach (&m, &id, "rbd/bad\xffn\xc2\x9b" "31m\xed\xa0\x80"
+                       "\xc0\xaf\xe4\xb8\"q\\\n\xc3\xa9\xe4\xb8\xad");
+  assert_int_equal (rbdx_metrics_check (path), 0);
+  rbdx_metrics_detach (&m);
+  f = fopen (path, "r");
+  assert_non_null (f);
+  n = fread (buf, 1, sizeof buf - 1, f);
+  fclose (f);
+  buf[n] = '\0';
+  if (!strstr (buf, "image=\"rbd/bad\\\\xffn\\\\xc2\\\\x9b31m\\\\xed\\\\xa0"
+               "\\\\x80\\\\xc0\\\\xaf\\\\xe4\\\\xb8\\\"q\\\\\\n\xc3\xa9\xe4\xb8\xad\","))
+    fail_msg ("no label escaped as expected in:\n%s", buf);
+  /* Above 0x7f, only the two characters given as UTF-8 (on each line
+   * that names the image). */
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char) buf[i] >= 0x80) {
+      if (strncmp (buf + i, "\xc3\xa9\xe4\xb8\xad", 5) != 0)
+        fail_msg ("a raw byte 0x%02x at %zu", (unsigned char) buf[i], i);
+      i += 4;
+    }
+}
+
 static void
 test_size_file_through_planted_link (void **state)
 {
@@ -183,6 +222,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_helper_skips_taken_names, setup, teardown),
     cmocka_unit_test_setup_teardown (test_metrics_file_through_planted_link, setup, teardown),
     cmocka_unit_test_setup_teardown (test_size_file_through_planted_link, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_metrics_labels_utf8, setup, teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
