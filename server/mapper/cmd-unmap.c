@@ -110,7 +110,9 @@ cmd_unmap (struct cli *c)
     close (fd);
   }
   if (rbdx_proc_is (st->supervisor, st->supervisor_start)) {
-    kill (st->supervisor, SIGTERM);
+    /* SIGTERM: the supervisor checks again that the device is not in
+     * use (it may have been mounted since); --force: SIGINT, at once. */
+    kill (st->supervisor, c->force ? SIGINT : SIGTERM);
     if (!wait_gone (st->supervisor, 90))
       die (1, "the supervisor of %s (pid %ld) did not finish unmapping in 90 s", dev,
            (long) st->supervisor);

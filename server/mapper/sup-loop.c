@@ -146,6 +146,33 @@ unmap_and_exit (struct sup *s, bool disconnect)
   _exit (0);
 }
 
+/* SIGTERM (rbdx unmap, systemd stopping the unit): unmap unless the
+ * device is in use, as `rbdx unmap` checks it, so that a signal never
+ * pulls a device from under a mounted filesystem (its dirty pages would
+ * be lost with write errors the application never sees); the page cache
+ * of one not in use is written back first.  @return true to unmap. */
+static bool
+may_unmap (struct sup *s)
+{
+  char dev[32];
+  int fd;
+
+  snprintf (dev, sizeof dev, "/dev/nbd%d", s->index);
+  fd = open (dev, O_RDONLY | O_EXCL | O_CLOEXEC);
+  if (fd < 0 && errno == EBUSY) {
+    logmsg ("asked to unmap (SIGTERM), but %s is in use (mounted or held "
+            "open exclusively): it stays mapped; unmount it, then `rbdx "
+            "unmap` (or `rbdx unmap --force`)", dev);
+    return false;
+  }
+  if (fd >= 0) {
+    if (fsync (fd) == -1 && errno != EROFS && errno != EINVAL)
+      logmsg ("flushing %s: %s", dev, strerror (errno));
+    close (fd);
+  }
+  return true;
+}
+
 static void
 on_signal (struct sup *s)
 {
@@ -155,7 +182,11 @@ on_signal (struct sup *s)
 
   while (read (s->sigfd, &si, sizeof si) == (ssize_t) sizeof si) {
     switch (si.ssi_signo) {
-    case SIGTERM: case SIGINT:
+    case SIGTERM:
+      if (!may_unmap (s))
+        break;
+      /* fall through */
+    case SIGINT:              /* at once: Ctrl-C, `rbdx unmap --force` */
       logmsg ("asked to unmap (signal %u)", si.ssi_signo);
       unmap_and_exit (s, true);
     case SIGUSR1:

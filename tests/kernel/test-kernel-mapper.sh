@@ -37,7 +37,9 @@
 #   - the image grows on the host (64 -> 96 MiB): the device follows within
 #     10 s through the size file, with the same 4 connections, and the new
 #     end reads as zeros;
-#   - unmap of a mounted device fails and changes nothing; after umount,
+#   - unmap of a mounted device fails and changes nothing, and so does
+#     SIGTERM to its supervisor (a file written after it reads back
+#     through O_DIRECT, no I/O error in the kernel log); after umount,
 #     unmap by spec disconnects, stops supervisor and server, removes state;
 #   - URI mode: nbds:// is refused; map --device /dev/nbd1 with --read-only gives a read-only
 #     device; map --device /dev/nbd1 of another URI fails "already
@@ -234,6 +236,18 @@ mount /dev/nbd0 /mnt/fs
 if "$MAPPER" unmap "$spec" 2>/tmp/err; then fail "unmap of a mounted device succeeded"; fi
 grep -q "in use" /tmp/err || fail "unmap of a mounted device said: $(cat /tmp/err)"
 [ -d "/proc/$sup" ] && [ -e /sys/block/nbd0/pid ] || fail "the refused unmap changed something"
+# SIGTERM to the supervisor of the mounted device (systemd stopping
+# rbdx-map.service, an operator's kill): it stays mapped and served, so
+# data written after it reaches the image; before, the device was
+# disconnected at once and the page cache's data lost.
+kill -TERM "$sup"
+refused() { grep -q "stays mapped" "/share/run/sup-$sup/supervisor.log"; }
+wait_until 10 refused || fail "no word of a refused SIGTERM: $(tail -3 "/share/run/sup-$sup/supervisor.log")"
+[ -d "/proc/$sup" ] && [ -e /sys/block/nbd0/pid ] || fail "SIGTERM disconnected the mounted device"
+head -c 1M /dev/urandom >/mnt/fs/after-term
+sync -f /mnt/fs/after-term || fail "sync after SIGTERM failed"
+cmp -s /mnt/fs/after-term <(dd if=/mnt/fs/after-term bs=1M iflag=direct status=none) ||
+  fail "the file written after SIGTERM does not read back"
 umount /mnt/fs
 "$MAPPER" unmap "$spec" || fail "unmap failed"
 nothing_left
