@@ -415,7 +415,8 @@ rbdx_dump_plugin (void)
   "keyring=PATH         Keyring holding that user's key.\n" \
   "mon_host=ADDRS       Monitor addresses (overrides the conf file).\n" \
   "cluster=NAME         Cluster name (default: ceph).\n" \
-  "ceph.OPTION=VALUE    Any Ceph option, set with rados_conf_set (repeatable).\n" \
+  "ceph.OPTION=VALUE    Any Ceph option, set with rados_conf_set (each once;\n" \
+  "                     not ceph.key or ceph.keyfile: give keyring=).\n" \
   "completion=auto|io_uring|poll|callback\n" \
   "                     How completions reach the waiting thread (default:\n" \
   "                     auto = the eventfd reaped with io_uring, falling back\n" \

@@ -57,7 +57,9 @@ enum rbdx_writers {
 
 /** One `ceph.NAME=VALUE` parameter, applied with rados_conf_set. */
 struct rbdx_ceph_option {
-  char *name;   /**< Ceph option name without the "ceph." prefix. */
+  char *name;   /**< Ceph option name without the "ceph." prefix, '-'
+                     as '_' (what Ceph's own parsers make of it). */
+  char *given;  /**< the name as given, for messages. */
   char *value;
 };
 
@@ -224,8 +226,8 @@ rbdx_options_snapshot (const struct rbdx_options *o)
  * identity (POOLID/[NAMESPACE/]IMAGEID[@SNAPID], rbdx_ident_parse)
  * quiesce, quiesce_hook, quiesce_timeout, quiesce_device and
  * quiesce_device_file
- * (rbdx_quiesce_option_set), and ceph.NAME (repeatable; a later value for the same NAME
- * replaces the earlier one).  Every other key, an empty value, or a
+ * (rbdx_quiesce_option_set), and ceph.NAME (rbdx_options_set_ceph:
+ * once per Ceph option).  Every other key, an empty value, or a
  * repeated non-repeatable key is an error; so are an image= that
  * rbdx_spec_parse refuses (a "." or ".." name among them), a pool= whose
  * pool or namespace is "." or "..", and a cluster= or ceph.cluster= that
@@ -255,7 +257,8 @@ int rbdx_options_set (struct rbdx_options *o, const char *key,
  * Without id=, the cephx id of $CEPH_ARGS (rbdx_ceph_args_id,
  * cephargs.h) becomes the id (id_from_env set), checked as id= is; a
  * $CEPH_ARGS that rbdx_ceph_args_id refuses, or whose id fails that
- * check, is -EINVAL with a message starting "$CEPH_ARGS: ".
+ * check, is -EINVAL with a message starting "$CEPH_ARGS: ".  Last, the
+ * ceph.NAME parameters (rbdx_options_check_ceph).
  * @return 0, -EINVAL with a message in @p err, or -ENOMEM ("out of
  *         memory" in @p err). */
 int rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen);
@@ -281,6 +284,74 @@ int rbdx_options_set_qos (struct rbdx_options *o, const char *key,
  * Not thread-safe for the same @p o. */
 int rbdx_options_read_passphrases (struct rbdx_options *o, char *err,
                                    size_t errlen);
+
+/** Whether Ceph option names @p a and @p b are the same option: Ceph
+ * takes '-' and ' ' in a name for '_' (ceph.log-file is log_file).
+ * Pure, thread-safe. */
+bool rbdx_ceph_name_eq (const char *a, const char *b);
+
+/** Why the Ceph option @p name (without "ceph.", any separators) may
+ * not be given on a command line, or NULL when it may: "key" (a raw
+ * secret: ps and /proc/PID/cmdline show it to every user) and "keyfile"
+ * (keyring=FILE is the way).  The plugin, the engine (rbdx_options_set_ceph)
+ * and the mapper (rbdx_args_check) refuse them with this reason, never
+ * showing the value.  @return a static string or NULL.  Pure. */
+const char *rbdx_ceph_option_refused (const char *name);
+
+/** Set one ceph.NAME=VALUE (@p name without "ceph.").  Called by
+ * rbdx_options_set only.
+ * @return 0; -EINVAL with a message in @p err for an empty name, a name
+ *         with a space or a dot, a name rbdx_ceph_option_refused refuses
+ *         (the message never holds @p value), ceph.cluster= that is not
+ *         rbdx_cluster_name_valid, and a Ceph option already given
+ *         (rbdx_ceph_name_eq: the message names both parameters);
+ *         -ENOMEM.  Not thread-safe for the same @p o. */
+int rbdx_options_set_ceph (struct rbdx_options *o, const char *name,
+                           const char *value, char *err, size_t errlen);
+
+/** The metavariables of a Ceph path rbdx can expand before Ceph does:
+ * $cluster and $id (and $name, "client.ID"); NULL: not known.  $type is
+ * always "client". */
+struct rbdx_ceph_meta {
+  const char *cluster;
+  const char *id;
+};
+
+/** The file check of a log file (Ceph's log_file, rbd-nbd's
+ * --log-file): @p path must be a regular file outside /proc and /sys,
+ * /dev/null, or not exist in an existing directory outside /proc and
+ * /sys (a FIFO would block librados' open for ever; a device, a
+ * directory or /proc/sysrq-trigger is no log).  Follows symbolic links,
+ * as the open does.
+ * @return 0; -EINVAL with the reason alone (no path; the caller names
+ *         it) in @p why.  Thread-safe. */
+int rbdx_log_path_check (const char *path, char *why, size_t whylen);
+
+/** Check the path of Ceph option @p name (without "ceph.", any
+ * separators) set to @p value before librados uses it: log_file as
+ * rbdx_log_path_check; admin_socket must not exist (librados removes
+ * whatever is there to bind its socket: as root any file) or be a
+ * socket (not a link to one), in an existing directory outside /proc and
+ * /sys.  The metavariables of @p meta are expanded first, $type as
+ * "client"; others ($pid, $cctid, $host, and those @p meta leaves NULL)
+ * may stand in the last component only, whose directory alone is then
+ * checked; any other $variable (a Ceph option, as $run_dir) is refused.
+ * Other options pass.  @p meta may be NULL.
+ * @return 0; -EINVAL with "ceph.NAME='VALUE': REASON" in @p err.
+ *         Thread-safe. */
+int rbdx_ceph_path_check (const char *name, const char *value,
+                          const struct rbdx_ceph_meta *meta,
+                          char *err, size_t errlen);
+
+/** The step of rbdx_options_complete for the ceph.NAME parameters (once
+ * the id is known): none may set a Ceph option a first-class parameter
+ * sets too (keyring=, mon_host=, cluster=), and the paths pass
+ * rbdx_ceph_path_check with the cluster name and id in effect.
+ * @return 0; -EINVAL with a message naming both parameters, or the
+ *         parameter and its path, in @p err.  Thread-safe for a
+ *         constant @p o. */
+int rbdx_options_check_ceph (const struct rbdx_options *o, char *err,
+                             size_t errlen);
 
 /** Parse a size the way Ceph parses its size options (TYPE_SIZE): a
  * whole number with an optional binary suffix K, M, G, T, P or E (powers

@@ -16,50 +16,6 @@
 
 #define CEPH_PREFIX "ceph."
 
-static int
-set_ceph (struct rbdx_options *o, const char *name, const char *value,
-          char *err, size_t errlen)
-{
-  struct rbdx_ceph_option *n;
-  char *v;
-  size_t i;
-
-  if (*name == '\0')
-    return rbdx_opt_err (err, errlen, "'ceph.' needs an option name, "
-                 "as in ceph.rados_osd_op_timeout=30");
-  if (strchr (name, ' ') || strchr (name, '.'))
-    return rbdx_opt_err (err, errlen, "ceph.%s: a Ceph option name has no spaces "
-                 "or dots (use underscores, as in ceph.rbd_cache)", name);
-  /* $cluster names files (/etc/ceph/$cluster.$name.keyring): as cluster=. */
-  if (strcmp (name, "cluster") == 0 && !rbdx_cluster_name_valid (value))
-    return rbdx_opt_err (err, errlen, "ceph.cluster='%s': a Ceph cluster name "
-                         "is letters, digits, '_' and '-' only", value);
-
-  for (i = 0; i < o->nceph; i++) {
-    if (strcmp (o->ceph[i].name, name) == 0) {
-      v = strdup (value);
-      if (!v)
-        return -ENOMEM;
-      free (o->ceph[i].value);
-      o->ceph[i].value = v;
-      return 0;
-    }
-  }
-  n = realloc (o->ceph, (o->nceph + 1) * sizeof *n);
-  if (!n)
-    return -ENOMEM;
-  o->ceph = n;
-  n[o->nceph].name = strdup (name);
-  n[o->nceph].value = strdup (value);
-  if (!n[o->nceph].name || !n[o->nceph].value) {
-    free (n[o->nceph].name);
-    free (n[o->nceph].value);
-    return -ENOMEM;
-  }
-  o->nceph++;
-  return 0;
-}
-
 /* A keyword of an enum-valued parameter.  An alias is accepted but not
  * offered in error messages. */
 struct keyword {
@@ -177,7 +133,8 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
     return rbdx_opt_err (err, errlen, "%s= needs a value", key);
 
   if (strncmp (key, CEPH_PREFIX, strlen (CEPH_PREFIX)) == 0)
-    return set_ceph (o, key + strlen (CEPH_PREFIX), value, err, errlen);
+    return rbdx_options_set_ceph (o, key + strlen (CEPH_PREFIX), value,
+                                  err, errlen);
   if (strncmp (key, "qos.", 4) == 0)
     return rbdx_options_set_qos (o, key, value, err, errlen);
 
@@ -505,6 +462,8 @@ options_complete (struct rbdx_options *o, char *err, size_t errlen)
     rbdx_spec_format (&o->spec, text, sizeof text);
     r = rbdx_quiesce_spec_device_check (&o->quiesce, text, err, errlen);
   }
+  if (r == 0)
+    r = rbdx_options_check_ceph (o, err, errlen);
   return r;
 }
 
@@ -560,6 +519,7 @@ rbdx_options_free (struct rbdx_options *o)
   free (o->size_file);
   for (i = 0; i < o->nceph; i++) {
     free (o->ceph[i].name);
+    free (o->ceph[i].given);
     free (o->ceph[i].value);
   }
   free (o->ceph);

@@ -104,14 +104,20 @@ rbdx_options_wants_absolute (const char *key, const char *value)
   static const char *const keys[] = {
     "conf", "keyring", "size_file", "encryption_passphrase_file",
     "quiesce_hook", "quiesce_device_file",
-    "metrics_file", "ceph.keyring", "ceph.keyfile", "ceph.log_file",
-    "ceph.admin_socket", NULL
+    "metrics_file", NULL
+  };
+  static const char *const ceph[] = {
+    "keyring", "keyfile", "log_file", "admin_socket", NULL
   };
 
   if (!*value || *value == '/' || strchr (value, '$'))
     return false;
   for (size_t i = 0; keys[i]; i++)
     if (strcmp (key, keys[i]) == 0)
+      return true;
+  /* As rbdx_options_set_ceph names them: ceph.log-file too. */
+  for (size_t i = 0; strncmp (key, "ceph.", 5) == 0 && ceph[i]; i++)
+    if (rbdx_ceph_name_eq (key + 5, ceph[i]))
       return true;
   return false;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rbdx/options.h"
 #include "rbdx/printable.h"
 
 #include "cli.h"
@@ -88,6 +89,32 @@ cli_init (struct cli *c)
   c->o.plugin = getenv ("RBDX_PLUGIN") && *getenv ("RBDX_PLUGIN") ? getenv ("RBDX_PLUGIN") : "rbdx";
 }
 
+/* The files of ceph.log_file= and ceph.admin_socket= (the core's check,
+ * which the server makes again), with the cluster name and id the
+ * server will have; rbdx_args_check itself stays pure. */
+static void
+check_ceph_paths (char *const *params, size_t nparams)
+{
+  const char *cluster = rbdx_param_find (params, nparams, "cluster");
+  const char *id = rbdx_param_find (params, nparams, "id");
+  struct rbdx_ceph_meta meta = {
+    .cluster = cluster ? cluster : "ceph", .id = id ? id : "admin",
+  };
+  char name[64], why[1024];
+  const char *eq;
+
+  for (size_t i = 0; i < nparams; i++) {
+    eq = strchr (params[i], '=');
+    if (strncmp (params[i], "ceph.", 5) != 0 || !eq ||
+        (size_t) (eq - params[i]) - 5 >= sizeof name)
+      continue;
+    snprintf (name, sizeof name, "%.*s", (int) (eq - params[i] - 5),
+              params[i] + 5);
+    if (rbdx_ceph_path_check (name, eq + 1, &meta, why, sizeof why) < 0)
+      die (2, "%s", why);
+  }
+}
+
 void
 cli_check_args (const char *target, char *const *params, size_t nparams)
 {
@@ -96,6 +123,7 @@ cli_check_args (const char *target, char *const *params, size_t nparams)
 
   if (rbdx_args_check (target, params, nparams, why, sizeof why) < 0)
     die (2, "%s", why);
+  check_ceph_paths (params, nparams);
   /* The state file keeps every parameter for the servers the supervisor
    * starts later; one that did not fit would be silently missing from
    * them (a keyring, an id), so too many bytes are refused now. */

@@ -60,9 +60,12 @@ void cli_add_param (struct rbdx_map_opts *o, const char *key, const char *value)
 
 /** Die (exit 2, with a message naming the offending value) unless
  *  rbdx_args_check (target.h) accepts @p target and the @p nparams
- *  @p params: every spec and parameter a server would get, from the
- *  command line, a connection_info or an rbdxtab line, goes through it
- *  before anything is written or started. */
+ *  @p params, and the files of ceph.log_file= and ceph.admin_socket=
+ *  pass the core's rbdx_ceph_path_check (rbdx/options.h; with cluster=
+ *  and id= of @p params, else "ceph" and "admin"): every spec and
+ *  parameter a server would get, from the command line, a
+ *  connection_info or an rbdxtab line, goes through it before anything
+ *  is written or started. */
 void cli_check_args (const char *target, char *const *params, size_t nparams);
 
 /** TARGET [KEY=VALUE...] (@p nargs of @p args) into c->o; a snapshot

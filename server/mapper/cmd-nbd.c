@@ -16,16 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "rbdx/cephargs.h"
+#include "rbdx/options.h"
 
 #include "cli.h"
 #include "keyring.h"
@@ -113,24 +111,15 @@ absolute (const char *opt, const char *value)
  * reads its end back for messages: a FIFO would hold the map (and the
  * map lock) until someone reads it, and a device, a directory or a file
  * of /proc or /sys is no log (/proc/sysrq-trigger takes what is written
- * as commands).  /dev/null, to discard the logs, is let through. */
+ * as commands).  /dev/null, to discard the logs, is let through: the
+ * core's check of ceph.log_file= (rbdx_log_path_check). */
 static void
 check_log_file (const char *abs)
 {
-  struct stat st;
-  struct statfs fs;
+  char why[256];
 
-  if (stat (abs, &st) == -1) {
-    if (errno == ENOENT)
-      return;
-    die (1, "--log-file %s: %s", abs, strerror (errno));
-  }
-  if (S_ISCHR (st.st_mode) && st.st_rdev == makedev (1, 3))
-    return;
-  if (!S_ISREG (st.st_mode))
-    die (1, "--log-file %s: not a regular file", abs);
-  if (statfs (abs, &fs) == 0 && (fs.f_type == PROC_SUPER_MAGIC || fs.f_type == SYSFS_MAGIC))
-    die (1, "--log-file %s: a file of /proc or /sys, not a log", abs);
+  if (rbdx_log_path_check (abs, why, sizeof why) < 0)
+    die (1, "--log-file %s: %s", abs, why);
 }
 
 static void

@@ -76,16 +76,18 @@ forbidden_key (const char *key, size_t klen)
     { "key", "a raw key on a command line is readable by every user "
       "(ps, /proc/PID/cmdline): put it in a keyring file only root can read "
       "and give keyring=FILE (or --keyring FILE)" },
-    { "ceph.key", "a raw key on a command line is readable by every user "
-      "(ps, /proc/PID/cmdline): put it in a keyring file only root can read "
-      "and give keyring=FILE (or --keyring FILE)" },
-    { "ceph.keyfile", "give the key as a keyring file: keyring=FILE (or "
-      "--keyring FILE), readable only by root" },
   };
+  char name[64];
 
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     if (strlen (keys[i].key) == klen && !strncmp (key, keys[i].key, klen))
       return keys[i].why;
+  /* ceph.key=, ceph.keyfile=: as the plugin and the engine refuse them. */
+  if (klen > 5 && klen - 5 < sizeof name && !strncmp (key, "ceph.", 5)) {
+    memcpy (name, key + 5, klen - 5);
+    name[klen - 5] = '\0';
+    return rbdx_ceph_option_refused (name);
+  }
   return NULL;
 }
 

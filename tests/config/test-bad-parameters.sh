@@ -9,9 +9,8 @@
 # and an ESC sequence (conf=, keyring=, id=, image=, pool=,
 # quiesce_hook=, size_file=, metrics_file=, exclusive=) is shown escaped
 # (\x0a, \x1b) on that one line.  Positive controls: every
-# accepted completion= and writers= value and exclusive=false serve, and
-# a repeated ceph.NAME is allowed (the later value wins, so a bad value
-# followed by a good one serves).
+# accepted completion= and writers= value and exclusive=false serve.  A
+# repeated ceph.NAME is refused (test-ceph-options.sh, case C41).
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 . "$RBDX_TESTS/config/config-lib.sh"
@@ -84,6 +83,6 @@ for w in auto shared per-connection; do
   served true -- "$img" "writers=$w"
 done
 served true -- "$img" exclusive=false
-served true -- "$img" ceph.rados_osd_op_timeout=notanumber \
-  ceph.rados_osd_op_timeout=30
+refused "ceph.rados_osd_op_timeout= given twice" -- "$img" \
+  ceph.rados_osd_op_timeout=notanumber ceph.rados_osd_op_timeout=30
 say "ok"

@@ -13,7 +13,8 @@
 # Asserts, in the guest:
 #   - `rbd-nbd --help` lists --cookie on stdout, stderr empty (ceph-csi's
 #     cookie probe);
-#   - a map with --keyfile and a --log-file in a missing directory fails
+#   - a map with --keyfile and a --log-file in a missing directory is
+#     refused before its keyring is written
 #     and leaves no keyring behind;
 #   - ceph-csi's map line prints /dev/nbd0 alone; the kernel's backend
 #     identifier is the cookie (the volume id), the count and the image
@@ -104,10 +105,11 @@ keyring_ok() {
 grep -q -- --cookie /tmp/help || fail "rbd-nbd --help lists no --cookie"
 [ ! -s /tmp/err ] || fail "rbd-nbd --help wrote on stderr: $(cat /tmp/err)"
 
-# A map that fails once its keyring is written leaves none.
+# A log file in a missing directory is refused before the keyring is
+# written (the check of ceph.log_file=, case C41), and leaves none.
 rc=0; "$rn" "${csi[@]:0:5}" --log-file /nonexistent/x.log map "$NBD_EXPORT" --cookie="$volid" \
   2>/tmp/err || rc=$?
-[ "$rc" -eq 1 ] && grep -q "cannot open the log file /nonexistent/x.log" /tmp/err ||
+[ "$rc" -eq 1 ] && grep -q -- "--log-file /nonexistent/x.log: its directory /nonexistent" /tmp/err ||
   fail "map with a log file in a missing directory: rc $rc, $(cat /tmp/err)"
 [ -z "$(ls /share/run/keyrings 2>/dev/null)" ] || fail "the failed map left $(ls /share/run/keyrings)"
 say "a failed map left no keyring: $(cat /tmp/err)"

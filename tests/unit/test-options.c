@@ -2,8 +2,8 @@
 /* rbdx unit tests: nbdkit parameter parsing (include/rbdx/options.h).
  *
  * Proves that rbdx_options_set stores every key (image, conf, id,
- * keyring, mon_host, cluster, completion, ceph.NAME with replacement
- * and ordering), that every bad parameter is rejected with -EINVAL and
+ * keyring, mon_host, cluster, completion, ceph.NAME in order, a
+ * repeated one refused: more in test-options-ceph.c), that every bad parameter is rejected with -EINVAL and
  * a message naming the key and value (checked on its key parts only,
  * not whole sentences), that a rejected parameter leaves the options
  * unchanged, and that rbdx_options_complete and rbdx_options_id apply
@@ -309,14 +309,15 @@ test_ceph_options (void **state)
   set_ok (o, "ceph.rados_osd_op_timeout", "30");
   set_ok (o, "ceph.rbd_cache", "false");
   set_ok (o, "ceph.log_to_stderr", "true");
-  /* A repeated name replaces the value in place. */
-  set_ok (o, "ceph.rbd_cache", "true");
+  /* A repeated name is refused (test-options-ceph.c), the first kept. */
+  assert_int_equal (rbdx_options_set (o, "ceph.rbd_cache", "true", NULL, 0),
+                    -EINVAL);
 
   assert_int_equal (o->nceph, 3);
   assert_string_equal (o->ceph[0].name, "rados_osd_op_timeout");
   assert_string_equal (o->ceph[0].value, "30");
   assert_string_equal (o->ceph[1].name, "rbd_cache");
-  assert_string_equal (o->ceph[1].value, "true");
+  assert_string_equal (o->ceph[1].value, "false");
   assert_string_equal (o->ceph[2].name, "log_to_stderr");
   assert_string_equal (o->ceph[2].value, "true");
 
