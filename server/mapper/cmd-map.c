@@ -112,6 +112,38 @@ id_from_env (struct rbdx_map_opts *o)
     cli_add_param (o, "id=", id);
 }
 
+/* The mapping of @p c's target that a map may print instead of making
+ * one: in the same mode (read-only or not) and, with --device, on that
+ * device; connected; one whose server stated an image identity is not
+ * taken by name (the supervisor compares identities).  NULL if none:
+ * then a read-only map of a read-write mapping makes a device of its
+ * own, and so does a map --device elsewhere. */
+static struct rbdx_state *
+same_mapping (const struct cli *c, struct rbdx_state *all, int n)
+{
+  struct rbdx_state *st;
+
+  for (int i = 0; i < n && (st = rbdx_mapped_find (c->o.target, all + i, n - i));
+       i = (int) (st - all) + 1)
+    if (!*st->identity && st->read_only == c->o.read_only &&
+        (c->o.device < 0 || c->o.device == st->index) &&
+        rbdx_device_connected (st->index))
+      return st;
+  return NULL;
+}
+
+/* A mapping found for a map: printed as the map's result only while its
+ * supervisor runs.  Without it nothing serves the device (its server
+ * stops with it), and its I/O would fail once --reattach-timeout passed. */
+static void
+alive_or_die (const struct rbdx_state *st)
+{
+  if (!rbdx_proc_is (st->supervisor, st->supervisor_start))
+    die (1, "%s is mapped on /dev/nbd%d, but its supervisor is gone and "
+         "nothing serves the device: `rbdx attach /dev/nbd%d` gives it a "
+         "new one", st->target, st->index, st->index);
+}
+
 /* The built-in engine's program: $RBDX_ENGINE, else rbdx-engine next to
  * this program (the build tree), else the installed one. */
 static const char *
@@ -273,8 +305,9 @@ cmd_map (struct cli *c)
    * not an identity: a mapping whose server stated its image identity is
    * compared by identity, which the supervisor learns from a new server
    * (the name may mean another image since). */
-  st = rbdx_mapped_find (c->o.target, all, n);
-  if (st && !*st->identity && rbdx_device_connected (st->index)) {
+  st = same_mapping (c, all, n);
+  if (st) {
+    alive_or_die (st);
     rbdx_conninfo_free (&ci);
     drop_keyring_text (c);
     if (c->conninfo)
@@ -304,6 +337,7 @@ cmd_map (struct cli *c)
     struct rbdx_state dup;
     if (rbdx_state_load (index, &dup) < 0)
       die (1, "%s: mapped on /dev/nbd%d, whose state is gone", c->o.target, index);
+    alive_or_die (&dup);
     if (c->conninfo)
       cli_print_device_info (index, dup.target);
     else

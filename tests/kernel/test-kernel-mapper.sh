@@ -31,7 +31,8 @@
 #   - list-mapped (plain and JSON) shows the mapping;
 #   - the server is killed: the supervisor starts a new one and re-attaches,
 #     data reads back, no I/O error in the kernel log;
-#   - the supervisor is killed: `rbdx attach /dev/nbd0` (no $CEPH_ARGS)
+#   - the supervisor is killed: a map of the spec fails pointing to
+#     attach; `rbdx attach /dev/nbd0` (no $CEPH_ARGS)
 #     brings a new supervisor and server (the old server is gone) with
 #     id=admin, 4 connections, data reads back;
 #   - the image grows on the host (64 -> 96 MiB): the device follows within
@@ -42,7 +43,9 @@
 #     through O_DIRECT, no I/O error in the kernel log); after umount,
 #     unmap by spec disconnects, stops supervisor and server, removes state;
 #   - URI mode: nbds:// is refused; map --device /dev/nbd1 with --read-only gives a read-only
-#     device; map --device /dev/nbd1 of another URI fails "already
+#     device; a URI of a server that states no identity (the guest's
+#     nbdkit memory) mapped read-only, then read-only again prints the same
+#     device, read-write (or --device /dev/nbd5) a device of its own; map --device /dev/nbd1 of another URI fails "already
 #     connected", leaving nbd1 as it was; unmap /dev/nbd1;
 #   - errors leave nothing mapped or running: a server that exits at start
 #     (its message is shown), nothing listening at the URI, no such device
@@ -106,6 +109,26 @@ dev=$("$MAPPER" map --device /dev/nbd1 --connections 2 --read-only "$uri") || fa
 if dd if=/dev/zero of=/dev/nbd1 bs=4k count=1 oflag=direct status=none 2>/dev/null; then
   fail "a write to the read-only device succeeded"
 fi
+# Mapped again, a URI whose server states no image identity (so the
+# mapper can only go by the URI): a read-only map prints the read-only
+# device; a read-write map gets a device of its own, never the
+# read-only one, and so does a map --device elsewhere.
+nbdkit -f -U /tmp/mem.sock memory 64M &
+mem=$!
+wait_until 10 test -S /tmp/mem.sock || fail "the guest's nbdkit memory did not start"
+muri="nbd+unix:///?socket=/tmp/mem.sock"
+ro=$("$MAPPER" map --read-only "$muri") || fail "map --read-only of $muri failed"
+again=$("$MAPPER" map --read-only "$muri") || fail "mapping $muri read-only again failed"
+[ "$again" = "$ro" ] || fail "a second read-only map of $muri printed $again, not $ro"
+rw=$("$MAPPER" map "$muri") || fail "a read-write map of $muri mapped read-only failed"
+[ "$rw" != "$ro" ] && [ "$(cat "/sys/block/${rw#/dev/}/ro")" = 0 ] ||
+  fail "a read-write map of $muri mapped read-only on $ro printed $rw"
+again=$("$MAPPER" map --read-only "$muri") || fail "mapping $muri read-only a third time failed"
+[ "$again" = "$ro" ] || fail "a read-only map of $muri mapped both ways printed $again"
+other=$("$MAPPER" map --device /dev/nbd5 "$muri") || fail "map --device /dev/nbd5 of $muri failed"
+[ "$other" = /dev/nbd5 ] || fail "map --device /dev/nbd5 of the mapped $muri printed $other"
+for dev in "$other" "$rw" "$ro"; do "$MAPPER" unmap "$dev" || fail "unmap $dev failed"; done
+kill "$mem"; wait "$mem" 2>/dev/null || true
 if "$MAPPER" map --device /dev/nbd1 "nbd://$NBD_HOST:$NBD_PORT" 2>/tmp/err; then
   fail "mapping onto a connected device succeeded"
 fi
@@ -203,6 +226,11 @@ kill -9 "$sup"
 gone() { [ "$(supervisors)" -eq 0 ]; }
 wait_until 10 gone || fail "the supervisor outlived SIGKILL"
 [ -e /sys/block/nbd0/pid ] || fail "nbd0 was disconnected when its supervisor died"
+# A map meanwhile does not pass the dead mapping off as mapped: it
+# points to attach.
+rc=0; "$MAPPER" map "$NBD_EXPORT" id=admin 2>/tmp/err || rc=$?
+[ $rc -eq 1 ] && grep -q "supervisor is gone .*rbdx attach /dev/nbd0" /tmp/err ||
+  fail "map of a mapping whose supervisor died: exit $rc, $(cat /tmp/err)"
 out=$("$MAPPER" attach --format json /dev/nbd0) || fail "rbdx attach failed"
 say "attach printed: $out"
 sup=$(echo "$out" | json_field supervisor_pid)
