@@ -81,6 +81,11 @@ cmd_unmap (struct cli *c)
     what = c->args[1];
   if (geteuid () != 0)
     die (1, "unmapping a device needs root");
+  /* A map still starting (up to its server's start timeout) holds the
+   * lock and has no state yet: without waiting for it, its image would
+   * be "not mapped" here (exit 3; 0 for --connection-info, which os-brick
+   * takes for detached) and then be mapped all the same. */
+  rbdx_mapped_lock_existing ();
   n = rbdx_mapped_load (all, MAX_MAPPED);
   st = rbdx_mapped_find (what, all, n);
   idx = rbdx_device_index (what);

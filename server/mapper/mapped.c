@@ -99,6 +99,24 @@ rbdx_mapped_server_running (const struct rbdx_state *st)
 }
 
 void
+rbdx_mapped_lock_existing (void)
+{
+  char path[4200];
+  int fd;
+
+  snprintf (path, sizeof path, "%s/lock", rbdx_run_dir ());
+  fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return;
+    die (1, "cannot open %s: %s", path, strerror (errno));
+  }
+  if (flock (fd, LOCK_EX) == -1)
+    die (1, "cannot lock %s: %s", path, strerror (errno));
+  rbdx_lock_fd = fd;
+}
+
+void
 rbdx_mapped_lock (void)
 {
   char path[4200];

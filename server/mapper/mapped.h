@@ -30,10 +30,16 @@ struct rbdx_state *rbdx_mapped_find (const char *target, struct rbdx_state *all,
  *  its start time matches, so a reused pid is never signalled). */
 bool rbdx_mapped_server_running (const struct rbdx_state *st);
 
-/** Serialise map and attach (two maps of one image must not both map
- *  it): take RUN_DIR/lock (flock), held until this process exits; the
+/** Serialise map, attach and unmap (two maps of one image must not both
+ *  map it; an unmap must not miss a map still starting): take
+ *  RUN_DIR/lock (flock), held until this process exits; the
  *  supervisor closes its inherited descriptor at once (rbdx_lock_fd).
  *  Dies on errors. */
 void rbdx_mapped_lock (void);
+
+/** The same lock for unmap, which creates nothing: without RUN_DIR/lock
+ *  no map ever ran here, and there is nothing to wait for.  Dies on
+ *  other errors. */
+void rbdx_mapped_lock_existing (void);
 
 #endif

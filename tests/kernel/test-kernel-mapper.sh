@@ -42,6 +42,8 @@
 #     SIGTERM to its supervisor (a file written after it reads back
 #     through O_DIRECT, no I/O error in the kernel log); after umount,
 #     unmap by spec disconnects, stops supervisor and server, removes state;
+#   - an unmap while a map is starting (its server takes 3 s) waits for
+#     it and unmaps (exit 0), the map succeeds, nothing is left;
 #   - URI mode: nbds:// is refused; map --device /dev/nbd1 with --read-only gives a read-only
 #     device; a URI of a server that states no identity (the guest's
 #     nbdkit memory) mapped read-only, then read-only again prints the same
@@ -278,6 +280,24 @@ cmp -s /mnt/fs/after-term <(dd if=/mnt/fs/after-term bs=1M iflag=direct status=n
   fail "the file written after SIGTERM does not read back"
 umount /mnt/fs
 "$MAPPER" unmap "$spec" || fail "unmap failed"
+nothing_left
+
+# An unmap while a map is still starting (its server slow to come up)
+# waits for that map, then unmaps it: never "not mapped" while the map
+# goes on to map the image.
+cat >/tmp/engine-slow <<EOS
+#!/bin/sh
+: >/tmp/slow-started
+sleep 3
+exec "$STANDIN_ENGINE" "\$@"
+EOS
+chmod +x /tmp/engine-slow
+rm -f /tmp/slow-started
+RBDX_ENGINE=/tmp/engine-slow "$MAPPER" map "$NBD_EXPORT" id=admin >/tmp/slow.out 2>&1 &
+mp=$!
+wait_until 20 test -e /tmp/slow-started || fail "the slow server did not start: $(cat /tmp/slow.out)"
+"$MAPPER" unmap "$spec" 2>/tmp/err || fail "unmap during a starting map failed: $(cat /tmp/err)"
+wait "$mp" || fail "the map that was starting failed: $(cat /tmp/slow.out)"
 nothing_left
 
 # nbdkit stays selectable (--engine nbdkit): the stand-in nbdkit then.
