@@ -7,7 +7,8 @@
 # user are in place, and `systemd-analyze verify` loads the installed units
 # without a warning; `apt-get purge` then leaves no file of theirs behind
 # (every path `dpkg -L` listed is gone but the directories other packages
-# own, the conffiles too, and the unit enablement links).
+# own, the conffiles too, and the unit enablement links); rbdx's prerm
+# stops rbdx-map.service on removal (only then).
 # Covers: scripts/package, debian/, README.md "Install from packages".
 #
 # Environment:
@@ -56,6 +57,14 @@ rbdx_deb=$(ls "$debs"/rbdx_*.deb 2>/dev/null | head -n1)
 [ -n "$plugin_deb" ] && [ -n "$rbdx_deb" ] ||
   fail "no nbdkit-plugin-rbdx_*.deb and rbdx_*.deb in $debs"
 version=$(dpkg-deb -f "$rbdx_deb" Version)
+# Removing rbdx stops rbdx-map.service (its ExecStop needs the binaries
+# that are going), an upgrade does not.
+dpkg-deb -e "$rbdx_deb" "$work/rbdx-control"
+[ -x "$work/rbdx-control/prerm" ] || fail "rbdx has no prerm"
+grep -q '"$1" = remove' "$work/rbdx-control/prerm" &&
+  grep -q 'deb-systemd-invoke stop rbdx-map.service' "$work/rbdx-control/prerm" ||
+  fail "rbdx's prerm does not stop rbdx-map.service on removal: $(cat "$work/rbdx-control/prerm")"
+sh -n "$work/rbdx-control/prerm" || fail "rbdx's prerm is not valid sh"
 upstream=${version%%-*}
 
 # 2. A fresh root of RELEASE.  Everything mounted under it is unmounted
