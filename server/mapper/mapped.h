@@ -33,7 +33,8 @@ bool rbdx_mapped_server_running (const struct rbdx_state *st);
 /** Serialise map, attach and unmap (two maps of one image must not both
  *  map it; an unmap must not miss a map still starting): take
  *  RUN_DIR/lock (flock), held until this process exits; the
- *  supervisor closes its inherited descriptor at once (rbdx_lock_fd).
+ *  supervisor keeps its inherited descriptor (rbdx_lock_fd) until its
+ *  mapping is recorded, so a killed map does not release it early.
  *  Dies on errors. */
 void rbdx_mapped_lock (void);
 

@@ -36,10 +36,10 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
   char path[600];
   const char *um;
 
-  /* The flock belongs to the open file description that `rbdx map` still
-   * holds: closing our copy (never LOCK_UN) leaves it to the parent. */
-  if (rbdx_lock_fd >= 0)
-    close (rbdx_lock_fd);
+  /* The flock belongs to the open file description that `rbdx map`
+   * holds too: our copy is kept until the mapping is recorded
+   * (sup_save_state), so a `rbdx map` killed meanwhile does not let
+   * another map or unmap in while this one is still half done. */
   memset (s, 0, sizeof *s);
   s->o = o;
   s->report_fd = report_fd;

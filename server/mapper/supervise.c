@@ -231,6 +231,12 @@ sup_map (const struct rbdx_map_opts *o, int report_fd)
     fail_start (s, "%s did not appear with a size within 10 s", path);
   }
   sup_save_state (s);
+  /* Recorded: map, attach and unmap may go on (never LOCK_UN: the lock
+   * stays `rbdx map`'s until it exits). */
+  if (rbdx_lock_fd >= 0) {
+    close (rbdx_lock_fd);
+    rbdx_lock_fd = -1;
+  }
   if (!o->is_uri && (r = rbdx_devlink_add (o->target, s->index)) < 0)
     logmsg ("cannot make the devlink of %s to %s: %s", o->target, path, strerror (-r));
   logmsg ("%s %s with %u connection(s), %llu bytes", path,

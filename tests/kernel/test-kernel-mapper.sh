@@ -43,7 +43,8 @@
 #     through O_DIRECT, no I/O error in the kernel log); after umount,
 #     unmap by spec disconnects, stops supervisor and server, removes state;
 #   - an unmap while a map is starting (its server takes 3 s) waits for
-#     it and unmaps (exit 0), the map succeeds, nothing is left;
+#     it and unmaps (exit 0), the map succeeds, nothing is left; a map
+#     killed (SIGKILL) while starting, then a second map: one device;
 #   - URI mode: nbds:// is refused; map --device /dev/nbd1 with --read-only gives a read-only
 #     device; a URI of a server that states no identity (the guest's
 #     nbdkit memory) mapped read-only, then read-only again prints the same
@@ -298,6 +299,21 @@ mp=$!
 wait_until 20 test -e /tmp/slow-started || fail "the slow server did not start: $(cat /tmp/slow.out)"
 "$MAPPER" unmap "$spec" 2>/tmp/err || fail "unmap during a starting map failed: $(cat /tmp/err)"
 wait "$mp" || fail "the map that was starting failed: $(cat /tmp/slow.out)"
+nothing_left
+# The map killed (SIGKILL) while its supervisor is still starting: a
+# second map waits for that supervisor to record its mapping, then
+# prints its device; one device in all.
+rm -f /tmp/slow-started
+RBDX_ENGINE=/tmp/engine-slow "$MAPPER" map "$NBD_EXPORT" id=admin >/tmp/slow.out 2>&1 &
+mp=$!
+wait_until 20 test -e /tmp/slow-started || fail "the slow server did not start: $(cat /tmp/slow.out)"
+kill -9 "$mp"
+wait "$mp" 2>/dev/null || true
+second=$("$MAPPER" map "$NBD_EXPORT" id=admin) || fail "the second map failed"
+connected=$(ls -d /sys/block/nbd*/pid 2>/dev/null | wc -l)
+[ "$connected" -eq 1 ] || fail "$connected devices for one image after a killed map and a second one"
+[ -e "/sys/block/${second#/dev/}/pid" ] || fail "the second map printed $second, which is not connected"
+"$MAPPER" unmap "$spec" || fail "unmap after the killed map failed"
 nothing_left
 
 # nbdkit stays selectable (--engine nbdkit): the stand-in nbdkit then.
