@@ -317,6 +317,14 @@ print(int(total) if total == int(total) else total)
 PY
 }
 
+# metrics_settled FILE OP N: the metrics file FILE shows at least N
+# requests of OP answered, no connection open and nothing in flight.
+metrics_settled() {
+  [ "$(metric "$1" rbdx_requests_total "op=\"$2\"")" -ge "$3" ] &&
+    [ "$(metric "$1" rbdx_connections)" = 0 ] &&
+    [ "$(metric "$1" rbdx_requests_in_flight)" = 0 ]
+}
+
 # image_size IMAGE: the image's size in bytes (rbd info).
 image_size() {
   rbd info --format json "$1" |

@@ -273,12 +273,7 @@ for i in range(16):
     req(s, 1, (48 << 20) + i * 4096, 4096, b"C39 dead client." * 256, h=i)
 s.close()
 PY5
-gone() {
-  [ "$(metric "$d/q5.prom" rbdx_requests_total 'op="write"')" -ge 16 ] &&
-    [ "$(metric "$d/q5.prom" rbdx_connections)" = 0 ] &&
-    [ "$(metric "$d/q5.prom" rbdx_requests_in_flight)" = 0 ]
-}
-wait_for 30 gone || fail "C39: the closed client's connection stayed: $(grep -E '^rbdx_(conn|req)' "$d/q5.prom")"
+wait_for 30 metrics_settled "$d/q5.prom" write 16 || fail "C39: the closed client's connection stayed: $(grep -E '^rbdx_(conn|req)' "$d/q5.prom")"
 dropped=$(metric "$d/q5.prom" rbdx_request_errors_total 'op="write"')
 [ "$dropped" -ge 12 ] || fail "C39: only $dropped of 16 writes delayed by QoS (2 IOPS) were dropped"
 grep -q "client left with $dropped requests not yet sent" "$d/q5.sock.log" ||

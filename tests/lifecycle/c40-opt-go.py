@@ -21,6 +21,8 @@ import socket
 import struct
 import sys
 
+from rbdxtest import recvn
+
 NBD_OPT_GO = 7
 NBD_REP_ACK = 1
 NBD_REP_INFO = 3
@@ -34,14 +36,10 @@ def die(msg):
 
 
 def recv_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            die("the server closed the connection (after %d of %d bytes)"
-                % (len(buf), n))
-        buf += chunk
-    return buf
+    try:
+        return recvn(s, n)
+    except EOFError as e:
+        die("the server closed the connection: %s" % e)
 
 
 def go(s, name):

@@ -428,12 +428,7 @@ kill -9 "$apid"
 wait "$apid" 2>/dev/null || true
 touch "$d/go"
 wait "$snap" || fail "C39: rbd snap create failed: $(cat "$d/c39.err")"
-k2_done() {
-  [ "$(metric "$d/k2.prom" rbdx_requests_total 'op="write"')" -ge 9 ] &&
-    [ "$(metric "$d/k2.prom" rbdx_connections)" = 0 ] &&
-    [ "$(metric "$d/k2.prom" rbdx_requests_in_flight)" = 0 ]
-}
-wait_for 60 k2_done || fail "C39: k2's connection did not end: $(grep -E '^rbdx_(conn|req)' "$d/k2.prom")"
+wait_for 60 metrics_settled "$d/k2.prom" write 9 || fail "C39: k2's connection did not end: $(grep -E '^rbdx_(conn|req)' "$d/k2.prom")"
 errs=$(metric "$d/k2.prom" rbdx_request_errors_total 'op="write"')
 [ "$errs" = 8 ] || fail "C39: $errs of the 8 held writes of the dead client failed, not 8"
 /usr/bin/nbdsh -u "$(uri "$d/k3.sock")" -c '
