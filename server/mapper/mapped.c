@@ -33,7 +33,7 @@ remove_stale_dirs (void)
     char path[4200];
 
     if (strncmp (e->d_name, "sup-", 4) != 0 || len == 0 || p[len] ||
-        len > 9 || p[0] == '0')
+        len > 9 || (p[0] == '0' && len > 1))
       continue;
     if (rbdx_pid_alive ((pid_t) atol (p)))
       continue;
