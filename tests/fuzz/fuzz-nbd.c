@@ -12,7 +12,8 @@
  *   - an accepted map or attach has a spec without '=' or a control
  *     character that does not start with '-', and a canonical target
  *     that the spec parser takes back; a device is /dev/nbdN with N its
- *     index (unmap and detach of a spec ignore --device); a cookie is
+ *     index (list-mapped, and unmap and detach of a spec, ignore
+ *     --device, as rbd-nbd does); a cookie is
  *     1..RBDX_NBD_COOKIE_MAX cookie characters; -h and -v stop there;
  *   - every plugin parameter is KEY=VALUE with one of the keys the
  *     personality makes (id, conf, keyring, mon_host, cluster, ceph.NAME
@@ -97,8 +98,12 @@ check_accepted (const struct rbdx_nbd_args *a)
   check_params (a);
   if (a->cookie)
     check_cookie (a->cookie);
-  /* unmap and detach of a spec do not use --device. */
-  if (a->device && (a->cmd == RBDX_NBD_MAP || a->cmd == RBDX_NBD_ATTACH || !a->spec)) {
+  /* Only map, attach and an unmap or detach of a device use --device;
+   * list-mapped, and unmap or detach of a spec, ignore it, as rbd-nbd
+   * does (it parses --device for every command). */
+  if (a->device && (a->cmd == RBDX_NBD_MAP || a->cmd == RBDX_NBD_ATTACH ||
+                    ((a->cmd == RBDX_NBD_UNMAP || a->cmd == RBDX_NBD_DETACH) &&
+                     !a->spec))) {
     CHECK (strncmp (a->device, "/dev/nbd", 8) == 0 && a->device_index >= 0);
     CHECK (rbdx_device_index (a->device) == a->device_index);
   }
