@@ -290,6 +290,10 @@ int rbdx_options_read_passphrases (struct rbdx_options *o, char *err,
  * Pure, thread-safe. */
 bool rbdx_ceph_name_eq (const char *a, const char *b);
 
+/** Write Ceph option name @p name (NUL-terminated, changed in place) as
+ * Ceph reads it: '-' and ' ' become '_'.  Pure. */
+void rbdx_ceph_name_normalize (char *name);
+
 /** Why the Ceph option @p name (without "ceph.", any separators) may
  * not be given on a command line, or NULL when it may: "key" (a raw
  * secret: ps and /proc/PID/cmdline show it to every user) and "keyfile"

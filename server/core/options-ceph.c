@@ -18,20 +18,10 @@
 #include "rbdx/opterr.h"
 #include "rbdx/options.h"
 
-/* Ceph's separators: '-' and ' ' stand for '_' in an option name. */
-static char
-sep (char c)
+const char *
+rbdx_options_id (const struct rbdx_options *o)
 {
-  return c == '-' || c == ' ' ? '_' : c;
-}
-
-bool
-rbdx_ceph_name_eq (const char *a, const char *b)
-{
-  for (; *a && *b; a++, b++)
-    if (sep (*a) != sep (*b))
-      return false;
-  return *a == *b;
+  return o->id ? o->id : "admin";
 }
 
 const char *
@@ -298,8 +288,7 @@ rbdx_options_set_ceph (struct rbdx_options *o, const char *name,
     free (n->value);
     return -ENOMEM;
   }
-  for (char *c = n->name; *c; c++)
-    *c = sep (*c);
+  rbdx_ceph_name_normalize (n->name);
   o->nceph++;
   return 0;
 }

@@ -489,12 +489,6 @@ rbdx_options_complete (struct rbdx_options *o, char *err, size_t errlen)
   return out_of_memory (options_complete (o, err, errlen), err, errlen);
 }
 
-const char *
-rbdx_options_id (const struct rbdx_options *o)
-{
-  return o->id ? o->id : "admin";
-}
-
 void
 rbdx_options_free (struct rbdx_options *o)
 {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rbdx core: the value parsers of the parameters (sizes, booleans) and
- * which parameters name files (see options.h).  Pure. */
+/* rbdx core: the value parsers of the parameters (sizes, booleans),
+ * which parameters name files, and Ceph option names compared as Ceph
+ * reads them (see options.h).  Pure. */
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -96,6 +97,29 @@ rbdx_parse_bool (const char *value)
       return 0;
   }
   return -EINVAL;
+}
+
+/* Ceph's separators: '-' and ' ' stand for '_' in an option name. */
+static char
+sep (char c)
+{
+  return c == '-' || c == ' ' ? '_' : c;
+}
+
+bool
+rbdx_ceph_name_eq (const char *a, const char *b)
+{
+  for (; *a && *b; a++, b++)
+    if (sep (*a) != sep (*b))
+      return false;
+  return *a == *b;
+}
+
+void
+rbdx_ceph_name_normalize (char *name)
+{
+  for (; *name; name++)
+    *name = sep (*name);
 }
 
 bool
