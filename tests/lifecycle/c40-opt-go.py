@@ -12,22 +12,13 @@
 #   the connection ends early or an error reply's message is not UTF-8
 #   (the protocol wants UTF-8 there), naming it.
 #
-# Protocol facts from the NBD protocol (NetworkBlockDevice/nbd
-# doc/proto.md): the "fixed newstyle" handshake, NBD_OPT_GO (7) with
-# NBD_REP_INFO (3) replies ended by NBD_REP_ACK (1), error replies with
-# bit 31 set, option reply magic 0x3e889045565a9; integers big-endian.
+# The handshake and NBD_OPT_GO are tests/py/rbdxtest.py's (from the NBD
+# protocol, NetworkBlockDevice/nbd doc/proto.md).
 import binascii
 import socket
-import struct
 import sys
 
-from rbdxtest import recvn
-
-NBD_OPT_GO = 7
-NBD_REP_ACK = 1
-NBD_REP_INFO = 3
-NBD_INFO_EXPORT = 0
-OPT_REPLY_MAGIC = 0x3E889045565A9
+from rbdxtest import ProtocolError, fixed_newstyle, opt_go
 
 
 def die(msg):
@@ -35,35 +26,21 @@ def die(msg):
     sys.exit(1)
 
 
-def recv_exact(s, n):
-    try:
-        return recvn(s, n)
-    except EOFError as e:
-        die("the server closed the connection: %s" % e)
-
-
 def go(s, name):
     """NBD_OPT_GO for @name (bytes): "ok SIZE" or "err TYPE"."""
-    data = struct.pack(">I", len(name)) + name + struct.pack(">H", 0)
-    s.sendall(struct.pack(">8sII", b"IHAVEOPT", NBD_OPT_GO, len(data)) + data)
-    size = None
-    while True:
-        magic, opt, rtype, length = struct.unpack(">QIII", recv_exact(s, 20))
-        if magic != OPT_REPLY_MAGIC or opt != NBD_OPT_GO:
-            die("bad option reply (magic %#x option %d)" % (magic, opt))
-        payload = recv_exact(s, length) if length else b""
-        if rtype & (1 << 31):
-            try:
-                payload.decode("utf-8")
-            except UnicodeDecodeError:
-                die("the error message is not UTF-8: %r" % payload)
-            return "err %#x" % rtype
-        if rtype == NBD_REP_INFO and len(payload) >= 12:
-            (info,) = struct.unpack(">H", payload[:2])
-            if info == NBD_INFO_EXPORT:
-                size, _flags = struct.unpack(">QH", payload[2:12])
-        if rtype == NBD_REP_ACK:
-            return "ok %d" % size
+    try:
+        size, err = opt_go(s, name)
+    except ProtocolError as e:
+        die(str(e))
+    except EOFError as e:
+        die("the server closed the connection: %s" % e)
+    if err:
+        try:
+            err[1].decode("utf-8")
+        except UnicodeDecodeError:
+            die("the error message is not UTF-8: %r" % err[1])
+        return "err %#x" % err[0]
+    return "ok %d" % size
 
 
 def main():
@@ -73,10 +50,10 @@ def main():
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(60)
     s.connect(sys.argv[1])
-    magic, ihaveopt, hflags = struct.unpack(">8s8sH", recv_exact(s, 18))
-    if magic != b"NBDMAGIC" or ihaveopt != b"IHAVEOPT" or not hflags & 1:
-        die("not a fixed newstyle NBD server")
-    s.sendall(struct.pack(">I", 1))
+    try:
+        fixed_newstyle(s)
+    except (ProtocolError, EOFError) as e:
+        die(str(e))
     for h in sys.argv[2:]:
         print(go(s, binascii.unhexlify(h)), flush=True)
     s.close()

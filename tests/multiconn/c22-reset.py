@@ -16,10 +16,8 @@
 #   1 anything else (a protocol error, named).
 #
 # Protocol facts from the NBD protocol (NetworkBlockDevice/nbd
-# doc/proto.md): the "fixed newstyle" handshake, NBD_OPT_GO (7) with
-# NBD_REP_INFO (3) replies ended by NBD_REP_ACK (1), option reply magic
-# 0x3e889045565a9, request magic 0x25609513, simple reply magic
-# 0x67446698; all integers big-endian.
+# doc/proto.md): the handshake is tests/py/rbdxtest.py's; request magic
+# 0x25609513, simple reply magic 0x67446698; all integers big-endian.
 import fcntl
 import socket
 import struct
@@ -27,13 +25,8 @@ import sys
 import termios
 import time
 
-NBD_FLAG_FIXED_NEWSTYLE = 1 << 0
-NBD_FLAG_C_FIXED_NEWSTYLE = 1 << 0
-NBD_OPT_GO = 7
-NBD_REP_ACK = 1
-NBD_REP_INFO = 3
-NBD_INFO_EXPORT = 0
-OPT_REPLY_MAGIC = 0x3E889045565A9
+from rbdxtest import ProtocolError, fixed_newstyle, opt_go, recvn
+
 REQUEST_MAGIC = 0x25609513
 SIMPLE_REPLY_MAGIC = 0x67446698
 NBD_CMD_READ = 0
@@ -47,40 +40,21 @@ def die(msg):
 
 
 def recv_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            die("the server closed the connection during the handshake")
-        buf += chunk
-    return buf
+    try:
+        return recvn(s, n)
+    except EOFError as e:
+        die("the server closed the connection: %s" % e)
 
 
 def handshake(s):
     """Negotiate the default export; return its size in bytes."""
-    magic, ihaveopt, hflags = struct.unpack(">8s8sH", recv_exact(s, 18))
-    if magic != b"NBDMAGIC" or ihaveopt != b"IHAVEOPT":
-        die("not a newstyle NBD server (greeting %r %r)" % (magic, ihaveopt))
-    if not hflags & NBD_FLAG_FIXED_NEWSTYLE:
-        die("the server does not offer fixed newstyle")
-    s.sendall(struct.pack(">I", NBD_FLAG_C_FIXED_NEWSTYLE))
-    # NBD_OPT_GO: export name length, name (empty), number of info requests.
-    data = struct.pack(">IH", 0, 0)
-    s.sendall(struct.pack(">8sII", b"IHAVEOPT", NBD_OPT_GO, len(data)) + data)
-    size = None
-    while True:
-        magic, opt, rtype, length = struct.unpack(">QIII", recv_exact(s, 20))
-        if magic != OPT_REPLY_MAGIC or opt != NBD_OPT_GO:
-            die("bad option reply (magic %#x option %d)" % (magic, opt))
-        payload = recv_exact(s, length) if length else b""
-        if rtype == NBD_REP_ACK:
-            break
-        if rtype & (1 << 31):
-            die("NBD_OPT_GO refused: reply type %#x %r" % (rtype, payload))
-        if rtype == NBD_REP_INFO and len(payload) >= 12:
-            (info,) = struct.unpack(">H", payload[:2])
-            if info == NBD_INFO_EXPORT:
-                size, _flags = struct.unpack(">QH", payload[2:12])
+    try:
+        fixed_newstyle(s)
+        size, err = opt_go(s)
+    except (ProtocolError, EOFError) as e:
+        die("handshake: %s" % e)
+    if err:
+        die("NBD_OPT_GO refused: reply type %#x %r" % err)
     if size is None:
         die("no NBD_INFO_EXPORT before NBD_REP_ACK")
     return size

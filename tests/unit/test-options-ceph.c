@@ -33,6 +33,7 @@
 #include "unit-check.h"
 
 #define ERRLEN 512
+#include "unit-options.h"
 
 static char dir[64];
 static char path[256];
@@ -93,15 +94,6 @@ teardown (void **state)
   rbdx_options_free (*state);
   free (*state);
   return 0;
-}
-
-static void
-set_bad (struct rbdx_options *o, const char *key, const char *value,
-         char err[ERRLEN])
-{
-  memset (err, 'X', ERRLEN);
-  assert_int_equal (rbdx_options_set (o, key, value, err, ERRLEN), -EINVAL);
-  assert_non_null (memchr (err, '\0', ERRLEN));
 }
 
 /* rbdx_ceph_path_check of NAME=VALUE: 0, or -EINVAL with the message. */

@@ -20,40 +20,15 @@
 
 #include "rbdx/options.h"
 #include "unit-check.h"
+#include "unit-options.h"
 
-#define ERRLEN 256
 
-static int
-setup (void **state)
-{
-  *state = calloc (1, sizeof (struct rbdx_options));
-  return *state ? 0 : -1;
-}
-
-static int
-teardown (void **state)
-{
-  rbdx_options_free (*state);
-  free (*state);
-  return 0;
-}
-
+/* set_bad, and the message names the parameter. */
 static void
-set_ok (struct rbdx_options *o, const char *key, const char *value)
+set_bad_key (struct rbdx_options *o, const char *key, const char *value,
+             char err[ERRLEN])
 {
-  char err[ERRLEN];
-
-  assert_int_equal (rbdx_options_set (o, key, value, err, sizeof err), 0);
-  assert_string_equal (err, "");
-}
-
-static void
-set_bad (struct rbdx_options *o, const char *key, const char *value,
-         char err[ERRLEN])
-{
-  memset (err, 'X', ERRLEN);
-  assert_int_equal (rbdx_options_set (o, key, value, err, ERRLEN), -EINVAL);
-  assert_non_null (memchr (err, '\0', ERRLEN));
+  set_bad (o, key, value, err);
   assert_contains (err, key);
 }
 
@@ -64,12 +39,12 @@ test_notrim (void **state)
   char err[ERRLEN];
 
   assert_false (o->notrim);
-  set_bad (o, "notrim", "maybe", err);
+  set_bad_key (o, "notrim", "maybe", err);
   assert_contains (err, "maybe");
   assert_false (o->notrim_set);
   set_ok (o, "notrim", "Yes");
   assert_true (o->notrim);
-  set_bad (o, "notrim", "false", err);
+  set_bad_key (o, "notrim", "false", err);
   assert_contains (err, "twice");
   assert_true (o->notrim);
   /* notrim= and exclusive= are separate flags. */
@@ -101,13 +76,13 @@ test_snap_id (void **state)
   char err[ERRLEN];
 
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    set_bad (o, "snap_id", bad[i], err);
+    set_bad_key (o, "snap_id", bad[i], err);
     assert_contains (err, bad[i]);
     assert_false (o->snap_id_set);
   }
   set_ok (o, "snap_id", "18446744073709551613");   /* CEPH_NOSNAP - 1 */
   assert_true (o->snap_id == UINT64_MAX - 2);
-  set_bad (o, "snap_id", "4", err);
+  set_bad_key (o, "snap_id", "4", err);
   assert_contains (err, "twice");
   set_ok (o, "image", "p/img");
   assert_true (rbdx_options_snapshot (o));
@@ -162,7 +137,7 @@ test_snap_id_identity (void **state)
   assert_int_equal (rbdx_options_complete (o, err, sizeof err), -EINVAL);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown (f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown (f, options_setup, options_teardown)
 
 int
 main (void)

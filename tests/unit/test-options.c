@@ -23,49 +23,8 @@
 
 #include "rbdx/options.h"
 #include "unit-check.h"
+#include "unit-options.h"
 
-#define ERRLEN 256
-
-static int
-setup (void **state)
-{
-  struct rbdx_options *o = calloc (1, sizeof *o);
-
-  if (!o)
-    return -1;
-  *state = o;
-  return 0;
-}
-
-static int
-teardown (void **state)
-{
-  rbdx_options_free (*state);
-  free (*state);
-  return 0;
-}
-
-/* Apply key=value, which must succeed. */
-static void
-set_ok (struct rbdx_options *o, const char *key, const char *value)
-{
-  char err[ERRLEN];
-
-  memset (err, 'X', sizeof err);
-  assert_int_equal (rbdx_options_set (o, key, value, err, sizeof err), 0);
-  assert_string_equal (err, "");
-}
-
-/* Apply key=value, which must fail with -EINVAL; the message goes to err. */
-static void
-set_bad (struct rbdx_options *o, const char *key, const char *value,
-         char err[ERRLEN])
-{
-  memset (err, 'X', ERRLEN);
-  assert_int_equal (rbdx_options_set (o, key, value, err, ERRLEN), -EINVAL);
-  assert_non_null (memchr (err, '\0', ERRLEN));
-  assert_true (strlen (err) > 0);
-}
 
 /* ---- accepted parameters ---- */
 
@@ -904,7 +863,7 @@ test_parse_size (void **state)
   rbdx_options_free (&o);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown (f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown (f, options_setup, options_teardown)
 
 int
 main (void)
