@@ -7,7 +7,9 @@
  * RUN_DIR/keyrings/XXXXXX.keyring (random name, created exclusively,
  * mode 0600), given to the server as keyring=FILE, recorded in the state
  * file (keyring_file=) and removed when the mapping ends
- * (rbdx_state_remove_keyring, state.h; supervise.h, keyring_file).
+ * (rbdx_state_remove_keyring, state.h; supervise.h, keyring_file), or,
+ * when the map and its supervisor were both killed before recording it,
+ * by the next map, attach or unmap (rbdx_mapped_lock, mapped.h).
  * Single-threaded, like the rest of the mapper's command side.
  */
 #ifndef RBDX_SERVER_KEYRING_H

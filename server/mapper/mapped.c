@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -39,6 +40,66 @@ remove_stale_dirs (void)
       continue;
     snprintf (path, sizeof path, "%s/%s", rbdx_run_dir (), e->d_name);
     rbdx_state_remove_private_dir (path);
+  }
+  closedir (d);
+}
+
+/* Whether a saved mapping names the keyring file @p name (a name in
+ * RUN_DIR/keyrings/); true too when some state cannot be read, since it
+ * may. */
+static bool
+keyring_named (const char *name, const int *idx, int n)
+{
+  struct rbdx_state st;
+
+  for (int i = 0; i < n; i++) {
+    const char *base;
+    int r = rbdx_state_load (idx[i], &st);
+
+    if (r == -ENOENT)
+      continue;
+    if (r < 0)
+      return true;
+    base = strrchr (st.keyring_file, '/');
+    if (base && strcmp (base + 1, name) == 0)
+      return true;
+  }
+  return false;
+}
+
+/* Remove the keyring files no saved mapping names.  Only the holder of
+ * RUN_DIR/lock may judge that: every keyring is written under the lock
+ * (cmd-map.c), and the lock stays held, by the supervisor when the map
+ * is gone, until the state naming the keyring is saved (mapped.h).  Such
+ * files are left when a map and its supervisor are both killed
+ * (SIGKILL, OOM) before that; nothing of theirs runs then. */
+static void
+sweep_keyrings (void)
+{
+  int idx[MAX_MAPPED], n = rbdx_state_list (idx, MAX_MAPPED), fd;
+  char dir[4200];
+  struct dirent *e;
+  DIR *d;
+
+  if (n < 0 || n == MAX_MAPPED)
+    return;
+  snprintf (dir, sizeof dir, "%s/keyrings", rbdx_run_dir ());
+  fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  d = fdopendir (fd);
+  if (!d) {
+    close (fd);
+    return;
+  }
+  while ((e = readdir (d))) {
+    size_t len = strlen (e->d_name);
+
+    if (e->d_name[0] == '.' || len <= 8 ||
+        strcmp (e->d_name + len - 8, ".keyring") != 0 ||
+        keyring_named (e->d_name, idx, n))
+      continue;
+    unlinkat (fd, e->d_name, 0);
   }
   closedir (d);
 }
@@ -114,6 +175,7 @@ rbdx_mapped_lock_existing (void)
   if (flock (fd, LOCK_EX) == -1)
     die (1, "cannot lock %s: %s", path, strerror (errno));
   rbdx_lock_fd = fd;
+  sweep_keyrings ();
 }
 
 void
@@ -129,4 +191,5 @@ rbdx_mapped_lock (void)
   if (fd < 0 || flock (fd, LOCK_EX) == -1)
     die (1, "cannot lock %s: %s", path, strerror (errno));
   rbdx_lock_fd = fd;
+  sweep_keyrings ();
 }

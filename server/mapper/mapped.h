@@ -35,12 +35,15 @@ bool rbdx_mapped_server_running (const struct rbdx_state *st);
  *  RUN_DIR/lock (flock), held until this process exits; the
  *  supervisor keeps its inherited descriptor (rbdx_lock_fd) until its
  *  mapping is recorded, so a killed map does not release it early.
- *  Dies on errors. */
+ *  Holding it, removes the files in RUN_DIR/keyrings/ that no saved
+ *  mapping names (left when a map and its supervisor were both killed
+ *  before the mapping was recorded); while any state file cannot be
+ *  read, none.  Dies on errors. */
 void rbdx_mapped_lock (void);
 
 /** The same lock for unmap, which creates nothing: without RUN_DIR/lock
- *  no map ever ran here, and there is nothing to wait for.  Dies on
- *  other errors. */
+ *  no map ever ran here, and there is nothing to wait for (nor to
+ *  remove).  Dies on other errors. */
 void rbdx_mapped_lock_existing (void);
 
 #endif

@@ -16,9 +16,13 @@
 #     would load it);
 #   - with rbd/ns/img recorded as mapped (a state file whose supervisor
 #     is a live process of this test, owning D/keyrings/K1.keyring) and
-#     an old-style D/keyrings/rbd%ns%img.keyring: unmap --connection-info
-#     of the unmapped rbd/ns%img succeeds and removes neither, nor the
-#     state;
+#     an old-style D/keyrings/rbd%ns%img.keyring that another live
+#     mapping owns: unmap --connection-info of the unmapped rbd/ns%img
+#     succeeds and removes neither, nor the states;
+#   - a keyring no state names (what a map and its supervisor, both
+#     SIGKILLed before the mapping was saved, leave): list-mapped, which
+#     does not take RUN_DIR/lock, leaves it; the next unmap, which does,
+#     removes it and nothing else;
 #   - a mapping whose supervisor is dead and whose device is gone is
 #     forgotten with its own keyring file (list-mapped), while a state
 #     naming a file outside D/keyrings removes nothing there.
@@ -104,12 +108,27 @@ state() { # state INDEX SUPERVISOR TARGET KEYRING-FILE
     "keyring_file=$4" "params=id=cinder"$'\x1f'"keyring=$4"$'\x1f' >"$d/D/nbd$1"
 }
 state 5 "$live" rbd/ns/img "$k1"
+state 8 "$live" rbd/ns/old "$old"
+: >"$d/D/lock"
+chmod 0600 "$d/D/lock"
 conninfo 'rbd/ns%img' >"$d/ci2.json"
 run 0 "$rbdx" unmap --connection-info "$d/ci2.json"
 [ -e "$k1" ] || fail "unmap of the unmapped rbd/ns%img removed the keyring of the mapped rbd/ns/img"
 [ -e "$old" ] || fail "unmap of the unmapped rbd/ns%img removed $old"
-[ -e "$d/D/nbd5" ] && kill -0 "$live" || fail "unmap of rbd/ns%img touched the mapping of rbd/ns/img"
+[ -e "$d/D/nbd5" ] && [ -e "$d/D/nbd8" ] && kill -0 "$live" ||
+  fail "unmap of rbd/ns%img touched the mappings of rbd/ns/img and rbd/ns/old"
 say "unmap --connection-info of unmapped rbd/ns%img left rbd/ns/img's keyring alone"
+
+# A keyring no mapping names: its map and supervisor were killed first.
+orphan=$d/D/keyrings/Orphan.keyring
+printf '[client.cinder]\n\tkey = %s\n' "$key" >"$orphan"
+chmod 0600 "$orphan"
+run 0 "$rbdx" list-mapped
+[ -e "$orphan" ] || fail "list-mapped (without the map lock) removed an unnamed keyring"
+run 0 "$rbdx" unmap --connection-info "$d/ci2.json"
+[ ! -e "$orphan" ] || fail "unmap (holding the map lock) left a keyring no mapping names"
+[ -e "$k1" ] && [ -e "$old" ] || fail "removing the unnamed keyring removed a mapping's"
+say "a keyring no mapping names was removed by the next unmap, holding the map lock"
 
 # A dead mapping is forgotten with its own keyring, and only that.
 sh -c 'exit 0' &
