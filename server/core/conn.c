@@ -190,6 +190,38 @@ note_raw_luks (struct rbdx_ctx *ctx)
                 "encryption_passphrase_file=)", ctx->name, v);
 }
 
+/* identity= serves the pinned image whatever image= names now (the
+ * mapper pins a device to the image it mapped, so that `rbd rename x
+ * x-old; rbd create x` does not swap it).  When the pinned image is no
+ * longer named as image= says, the operator is told, at error level,
+ * which image is served: a name that now means another image is no
+ * reason to exit, and no client can see the difference. */
+static void
+note_renamed_pin (struct rbdx_ctx *ctx, const struct rbdx_spec *spec)
+{
+  char *now = NULL, a[1024], b[1024];
+  size_t len = 256;
+  int r;
+
+  /* librbd says how long a name is when the buffer is too short. */
+  do {
+    free (now);
+    now = malloc (len);
+    r = now ? rbd_get_name (ctx->image, now, &len) : -ENOMEM;
+  } while (r == -ERANGE);
+  if (r < 0 || strcmp (now, spec->image) == 0) {
+    free (now);
+    return;
+  }
+  rbdx_error ("rbdx: image '%s' is not the pinned image any more: the "
+              "image of identity= is named '%s' now (same pool and "
+              "namespace), and it is the one served (as after `rbd rename`; drop identity= to serve "
+              "what the name means now)",
+              rbdx_printable (ctx->name, a, sizeof a),
+              rbdx_printable (now, b, sizeof b));
+  free (now);
+}
+
 int
 rbdx_conn_probe (const struct rbdx_options *o, const struct rbdx_spec *spec,
                  const struct rbdx_ident *ident, char *err, size_t errlen)
@@ -228,6 +260,8 @@ rbdx_conn_probe (const struct rbdx_options *o, const struct rbdx_spec *spec,
   }
   if (r == 0 && o->nenc == 0)
     note_raw_luks (ctx);
+  if (r == 0 && ident)
+    note_renamed_pin (ctx, spec);
   rbdx_ctx_close (ctx);
   return r;
 }

@@ -9,7 +9,9 @@
 #   - the description of image and snapshot exports holds the identity;
 #   - with identity= of x, after the rename and re-create, a new connection
 #     to the default export gets x-old (its size and data), and writes land
-#     there; a snapshot identity pins the snapshot;
+#     there, and nbdkit says at start (error level, without -v) that
+#     the pinned image is named x-old now; a snapshot identity pins the
+#     snapshot; a pinned image still named x gets no such line;
 #   - a namespace named "<another image's id> x" (finding F1 of
 #     tests/README.md): its image's identity is stated escaped
 #     (POOLID/<id>%20x/IMAGEID), the identity cut at the space is refused
@@ -36,6 +38,9 @@ nbdkit -U - "$RBDX_PLUGIN" "$img" --run 'nbdsh -u "$uri" -c "h.pwrite(b\"\\xaa\"
 rbd snap create --no-progress "$img@s" >/dev/null
 id=$(identity_of "$img")
 sid=$(identity_of "$img@s")
+nbdkit -U - "$RBDX_PLUGIN" "$img" identity="$id" --run true 2>"$d/err" ||
+  fail "the pinned server did not start: $(cat "$d/err")"
+! grep -q "not the pinned image" "$d/err" || fail "a pin to the image named so was noted: $(cat "$d/err")"
 [[ $id =~ ^[0-9]+/[0-9a-f]+$ ]] || fail "no identity in the description: '$id'"
 [[ $sid == "$id@"[0-9]* ]] || fail "snapshot identity '$sid' does not extend '$id'"
 say "identities: $id and $sid"
@@ -46,6 +51,10 @@ rbd create --no-progress --size 8M "$img"
 rbd snap create --no-progress "$img@s" >/dev/null
 
 say "pinned server after rename and re-create"
+nbdkit -U - "$RBDX_PLUGIN" "$img" identity="$id" --run true 2>"$d/err" ||
+  fail "the pinned server did not start: $(cat "$d/err")"
+grep -qF "image '$img' is not the pinned image any more: the image of identity= is named '${img#*/}-old' now" "$d/err" ||
+  fail "no note that the pinned image is $img-old now: '$(cat "$d/err")'"
 serve "$d/s.sock" -- "$img" identity="$id"
 nbdsh -u "$(uri "$d/s.sock")" -c - <<'PY' || fail "the pinned export is not the renamed image"
 assert h.get_size() == 16 << 20, h.get_size()
