@@ -231,6 +231,14 @@ qos_value (json_object *v, const char *key, unsigned long long *n,
 
   if (json_object_is_type (v, json_type_int)) {
     int64_t i = json_object_get_int64 (v);
+    /* json-c gives INT64_MAX for every larger number (UINT64_MAX for
+     * every number above that as uint64): INT64_MAX itself cannot be
+     * told from a number that was cut, so it is refused too. */
+    if (i == INT64_MAX)
+      return bad (err, errlen, "connection_info: data.qos_specs.%s is too "
+                  "large for a JSON number here (at most %" PRId64 "; give "
+                  "a larger one as a string of digits)",
+                  rbdx_printable (key, b, sizeof b), INT64_MAX - 1);
     if (i >= 0) {
       *n = (unsigned long long) i;
       return 0;

@@ -258,6 +258,11 @@ test_qos (void **state)
   refused ("{\"name\":\"rbd/v\",\"qos_specs\":{\"total_iops_sec\":\"\"}}", "''");
   refused ("{\"name\":\"rbd/v\",\"qos_specs\":{\"total_iops_sec\":"
            "\"18446744073709551616\"}}", "'18446744073709551616'");
+  /* json-c cuts larger JSON numbers to 2^63 - 1 without a word. */
+  refused ("{\"name\":\"rbd/v\",\"qos_specs\":{\"total_iops_sec\":"
+           "18446744073709551616}}", "total_iops_sec is too large");
+  refused ("{\"name\":\"rbd/v\",\"qos_specs\":{\"total_iops_sec\":"
+           "9223372036854775807}}", "at most 9223372036854775806");
   refused ("{\"name\":\"rbd/v\",\"qos_specs\":{\"total_iops_sec\":-1}}",
            "data.qos_specs.total_iops_sec is negative");
   refused ("{\"name\":\"rbd/v\",\"qos_specs\":{\"read_bytes_sec\":1.5}}",
@@ -278,6 +283,11 @@ test_qos (void **state)
   assert_non_null (strstr (ci.warn[1], "data.qos_specs.size_iops_sec "));
   assert_non_null (strstr (ci.warn[1], "has no equivalent in rbdx: ignored"));
   assert_non_null (strstr (ci.warn[2], "data.qos_specs.bar\\x0aFORGED is not"));
+  rbdx_conninfo_free (&ci);
+
+  assert_int_equal (parse ("{\"name\":\"rbd/v\",\"qos_specs\":{"
+                           "\"total_iops_sec\":9223372036854775806}}", &ci), 0);
+  assert_true (has_param (&ci, "qos.iops_limit=9223372036854775806"));
   rbdx_conninfo_free (&ci);
 
   /* Every burst length maps to its burst_seconds. */
