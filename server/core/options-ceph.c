@@ -243,6 +243,17 @@ rbdx_ceph_path_check (const char *name, const char *value,
   return 0;
 }
 
+/* Whether @p s can be Ceph's host option: what $host expands to in a
+ * file name (Ceph src/common/config.cc, expand_meta: $host is the host
+ * option, else the short host name). */
+static bool
+host_name_valid (const char *s)
+{
+  return *s && *s != '.' && *s != '-' &&
+    strspn (s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+            "0123456789-_.") == strlen (s);
+}
+
 int
 rbdx_options_set_ceph (struct rbdx_options *o, const char *name,
                        const char *value, char *err, size_t errlen)
@@ -265,6 +276,13 @@ rbdx_options_set_ceph (struct rbdx_options *o, const char *name,
   if (rbdx_ceph_name_eq (name, "cluster") && !rbdx_cluster_name_valid (value))
     return rbdx_opt_err (err, errlen, "ceph.cluster='%s': a Ceph cluster name "
                          "is letters, digits, '_' and '-' only", value);
+  /* $host names files too (ceph.log_file=/var/log/ceph/$host.log): one
+   * holding a '/' or starting with '.' would lead out of the directory
+   * rbdx checked. */
+  if (rbdx_ceph_name_eq (name, "host") && !host_name_valid (value))
+    return rbdx_opt_err (err, errlen, "ceph.host='%s': a host name is "
+                         "letters, digits, '-', '_' and '.', not first",
+                         value);
   for (i = 0; i < o->nceph; i++) {
     if (!rbdx_ceph_name_eq (o->ceph[i].given, name))
       continue;

@@ -13,7 +13,11 @@
 #     that sets it (keyring= and ceph.keyring=, mon_host= and
 #     ceph.mon_host=) is refused, the message naming both;
 #   - ceph.key= is refused pointing to keyring=, the secret in no line
-#     rbdx writes (nbdkit -v itself logs every parameter as given).
+#     rbdx writes (nbdkit -v itself logs every parameter as given);
+#   - ceph.host= that is not a host name (../escaped, a/b) is refused
+#     with ceph.log_file=DIR/$host.log, and nothing is written outside
+#     DIR (librados used to expand $host to ../escaped after rbdx had
+#     checked DIR).
 # And the mapper's argument check (`rbdx map`, stand-in servers: nothing
 # starts) exits 2 for ceph.log_file=/proc/sys/kernel/core_pattern and
 # ceph.admin_socket= naming an existing regular file, which stays.
@@ -63,6 +67,16 @@ for v in "" -v; do
     fail "nbdkit $v: rbdx showed the key: $(cat "$d/stderr")"
 done
 refused "ceph.keyfile= refused" "keyring=" -- "$img" "ceph.keyfile=$d/regular"
+
+say "nbdkit: ceph.host= that would lead out of the log's directory refused"
+mkdir "$d/logs"
+for h in ../escaped a/b; do
+  refused "ceph.host='$h'" "a host name is" -- "$img" "ceph.log_file=$d/logs/\$host.log" "ceph.host=$h"
+done
+[ ! -e "$d/escaped.log" ] && [ -z "$(ls -A "$d/logs")" ] ||
+  fail "a log file was made: $(ls -A "$d" "$d/logs")"
+served true -- "$img" "ceph.log_file=$d/logs/\$host.log" ceph.host=node-1
+[ -f "$d/logs/node-1.log" ] || fail "no log file $d/logs/node-1.log: $(ls -A "$d/logs")"
 
 say "nbdkit: log file and admin socket of our own serve"
 served true -- "$img" "ceph.log_file=$d/client.log" "ceph.admin_socket=$d/c-\$pid.asok"

@@ -144,6 +144,28 @@ test_repeated (void **state)
   assert_contains (err, "ceph.log_file=");
 }
 
+/* ceph.host is what $host expands to in ceph.log_file= and
+ * ceph.admin_socket=: a host name, never a way out of their directory. */
+static void
+test_host (void **state)
+{
+  static const char *const bad[] = {
+    "../escaped", "a/b", ".", "..", ".hidden", "-x", "a b", "x\n",
+  };
+  struct rbdx_options *o = *state;
+  char err[ERRLEN];
+
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    set_bad (o, "ceph.host", bad[i], err);
+    assert_contains (err, "ceph.host=");
+    assert_contains (err, "a host name is");
+  }
+  assert_int_equal (o->nceph, 0);
+  assert_int_equal (rbdx_options_set (o, "ceph.host", "node-1.example_a",
+                                      err, ERRLEN), 0);
+  assert_int_equal (o->nceph, 1);
+}
+
 static void
 test_first_class (void **state)
 {
@@ -319,7 +341,8 @@ main (void)
 {
 #define T(f) cmocka_unit_test_setup_teardown (f, setup, teardown)
   const struct CMUnitTest tests[] = {
-    T (test_names), T (test_repeated), T (test_first_class), T (test_raw_key),
+    T (test_names), T (test_repeated), T (test_first_class), T (test_host),
+    T (test_raw_key),
     T (test_log_file), T (test_admin_socket), T (test_metavariables),
     T (test_complete),
   };
