@@ -25,4 +25,20 @@
 FILE *rbdx_tmpfile_create (const char *path, const char *suffix, mode_t mode,
                            char *tmp, size_t len);
 
+/** Whether a published file may be put at @p path: it does not exist,
+ * or is a regular file (never a symbolic link, device, FIFO, socket or
+ * directory: a rename would replace the node itself, and a server run
+ * as root with size_file=/dev/null would leave the host without
+ * /dev/null).  A @p path ending in '/' never is.
+ * @return 0; -EISDIR for a directory or a trailing '/'; -EEXIST for
+ *         anything else that is not a regular file; -errno of lstat
+ *         other than ENOENT.  Thread-safe. */
+int rbdx_tmpfile_target_check (const char *path);
+
+/** rename(2) @p tmp over @p path, unless rbdx_tmpfile_target_check
+ * refuses @p path (something other than a regular file appeared there
+ * since the start).  @return 0, or -1 with errno set (EEXIST, EISDIR, or
+ * rename's); @p tmp is left for the caller to unlink. */
+int rbdx_tmpfile_replace (const char *tmp, const char *path);
+
 #endif /* RBDX_TMPFILE_H */

@@ -446,7 +446,7 @@ write_file (void)
     bool ok = fwrite (text, 1, len, out) == len;
     if (fclose (out) == EOF || !ok)
       r = -(errno ? errno : EIO);
-    else if (rename (tmp, path) == -1)
+    else if (rbdx_tmpfile_replace (tmp, path) == -1)
       r = -errno;
     if (r < 0)
       unlink (tmp);         /* ours: created above */

@@ -13,6 +13,7 @@
 #include "rbdx/cephargs.h"
 #include "rbdx/opterr.h"
 #include "rbdx/options.h"
+#include "rbdx/tmpfile.h"
 
 #define CEPH_PREFIX "ceph."
 
@@ -322,14 +323,16 @@ options_set (struct rbdx_options *o, const char *key, const char *value,
                "Ceph options are given as ceph.NAME=VALUE)", key);
 }
 
-/* size_file=PATH: its directory must exist and be writable (the file is
- * replaced by renaming a temporary file there). */
+/* size_file=PATH, metrics_file=PATH: its directory must exist and be
+ * writable (the file is replaced by renaming a temporary file there),
+ * and what is at PATH must be a regular file if anything (tmpfile.h). */
 static int
 check_dir (const char *key, const char *path, char *err, size_t errlen)
 {
   char dir[4096];
   const char *slash;
   size_t n;
+  int r;
 
   if (!path)
     return 0;
@@ -342,6 +345,17 @@ check_dir (const char *key, const char *path, char *err, size_t errlen)
   if (access (dir, W_OK | X_OK) != 0)
     return rbdx_opt_err (err, errlen, "%s='%s': cannot write in %s: %s",
                  key, path, dir, strerror (errno));
+  r = rbdx_tmpfile_target_check (path);
+  if (r == -EISDIR)
+    return rbdx_opt_err (err, errlen, "%s='%s': names a directory, not a "
+                         "file", key, path);
+  if (r == -EEXIST)
+    return rbdx_opt_err (err, errlen, "%s='%s': exists and is not a regular "
+                         "file (rbdx replaces the file it writes: a device, "
+                         "FIFO, socket, directory or symbolic link there is "
+                         "never replaced)", key, path);
+  if (r < 0)
+    return rbdx_opt_err (err, errlen, "%s='%s': %s", key, path, strerror (-r));
   return 0;
 }
 

@@ -42,7 +42,7 @@ publish_locked (const char *path)
   }
   bad = fprintf (f, "%" PRIu64 "\n", min) < 0;
   bad |= fclose (f) == EOF;
-  if (bad || rename (tmp, path) == -1) {
+  if (bad || rbdx_tmpfile_replace (tmp, path) == -1) {
     rbdx_debug ("rbdx: cannot write size_file=%s: %m",
                 rbdx_printable (path, shown, sizeof shown));
     unlink (tmp);

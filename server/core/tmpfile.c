@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "rbdx/tmpfile.h"
@@ -49,4 +51,29 @@ rbdx_tmpfile_create (const char *path, const char *suffix, mode_t mode,
   }
   errno = EEXIST;
   return NULL;
+}
+
+int
+rbdx_tmpfile_target_check (const char *path)
+{
+  size_t n = strlen (path);
+  struct stat st;
+
+  if (n && path[n - 1] == '/')
+    return -EISDIR;
+  if (lstat (path, &st) == -1)
+    return errno == ENOENT ? 0 : -errno;
+  return S_ISREG (st.st_mode) ? 0 : S_ISDIR (st.st_mode) ? -EISDIR : -EEXIST;
+}
+
+int
+rbdx_tmpfile_replace (const char *tmp, const char *path)
+{
+  int r = rbdx_tmpfile_target_check (path);
+
+  if (r < 0) {
+    errno = -r;
+    return -1;
+  }
+  return rename (tmp, path);
 }

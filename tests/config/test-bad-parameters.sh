@@ -3,7 +3,9 @@
 # Proves: parameters that are wrong as written (unknown key, empty value,
 # a key given twice, a bad completion=, writers=, exclusive= or pool=
 # value, an image= outside pool=, a malformed ceph.NAME, a metrics_file=
-# that cannot be written) make nbdkit
+# that cannot be written, a size_file= or metrics_file= naming a device,
+# FIFO, symbolic link or directory, case C57: the node is left as it
+# was) make nbdkit
 # exit non-zero before serving, with one error that names the key and
 # value (nbdkit-rbdx-plugin.pod, PARAMETERS); a value holding a newline
 # and an ESC sequence (conf=, keyring=, id=, image=, pool=,
@@ -57,8 +59,30 @@ refused "'ceph.' needs an option name" -- "$img" ceph.=1
 refused "ceph.a.b" "no spaces or dots" -- "$img" ceph.a.b=1
 
 # A metrics_file= that cannot be written (a directory, a missing one).
-refused "metrics_file=$CFG_SCRATCH" "Is a directory" -- "$img" "metrics_file=$CFG_SCRATCH"
+refused "metrics_file='$CFG_SCRATCH'" "names a directory" -- "$img" "metrics_file=$CFG_SCRATCH"
 refused "metrics_file=" "/nonexistent" "No such file" -- "$img" metrics_file=/nonexistent/m.prom
+
+# Case C57: size_file= and metrics_file= replace their file by renaming
+# over it, so nothing but a regular file may be there: a character
+# device like /dev/null (a private one here), a FIFO, a symbolic link
+# (even to a regular file), a directory, a trailing '/'.
+sc=$CFG_SCRATCH
+mknod -m 0666 "$sc/null" c 1 3
+mkfifo "$sc/fifo"
+echo keep >"$sc/regular"
+ln -s "$sc/regular" "$sc/link"
+for key in size_file metrics_file; do
+  for node in null fifo link; do
+    refused "$key='$sc/$node'" "exists and is not a regular file" -- "$img" "$key=$sc/$node"
+  done
+  refused "$key='$sc/'" "names a directory" -- "$img" "$key=$sc/"
+done
+[ -c "$sc/null" ] && [ -p "$sc/fifo" ] && [ -L "$sc/link" ] && [ "$(cat "$sc/regular")" = keep ] ||
+  fail "a refused size_file=/metrics_file= replaced its node: $(ls -l "$sc")"
+served 'nbdinfo --size "$uri"' -- "$img" "size_file=$sc/regular" "metrics_file=$sc/m.prom"
+[ "$(cat "$sc/regular")" = 8388608 ] && [ -f "$sc/m.prom" ] ||
+  fail "size_file= over a regular file: '$(cat "$sc/regular")'"
+rm -f "$sc/null" "$sc/fifo" "$sc/link" "$sc/regular" "$sc/m.prom"
 
 # Values with a newline and an escape sequence: the error names the key
 # and shows the value escaped, on one line, without the ESC byte.
