@@ -48,7 +48,7 @@ for bad in "rbd/does-not-exist-$$" "pool=rbd" "$img frobnicate=1" "$img metrics_
   case $bad in
     rbd/does-not-exist*) grep -q "does-not-exist" "$d/bad.err" ;;
     pool=*) grep -q "pool=" "$d/bad.err" ;;
-    *metrics_file=*) grep -q "metrics_file=$d: cannot start its writer: Is a directory" "$d/bad.err" ;;
+    *metrics_file=*) grep -q "metrics_file=.$d.: names a directory, not a file" "$d/bad.err" ;;
     *) grep -q "frobnicate" "$d/bad.err" ;;
   esac || fail "'$bad' said: $(cat "$d/bad.err")"
 done
