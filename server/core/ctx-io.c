@@ -19,17 +19,23 @@ static int
 prepare (struct rbdx_ctx *ctx, enum rbdx_op op, uint64_t count,
          uint64_t offset)
 {
-  /* The image's end was checked once, by the front end's
-   * rbdx_request_check (request.h), as NBD wants it answered. */
+  /* The front end's rbdx_request_check (request.h) checked the image's
+   * end when the request came; since then it may have waited for QoS
+   * or a quiesce, and the image may have shrunk: librbd would cut a
+   * write at the new end and complete it as if whole. */
   rbdx_updates_retry (&ctx->upd);   /* an update whose thread failed to start */
   switch (op) {
   case RBDX_OP_READ:
     if (atomic_load (&ctx->gone))
       return -ESTALE;
+    if (!rbdx_ctx_inside (ctx, count, offset))
+      return -EINVAL;
     break;
   case RBDX_OP_TRIM:
   case RBDX_OP_WRITE:
   case RBDX_OP_ZERO:
+    if (!rbdx_ctx_inside (ctx, count, offset))
+      return op == RBDX_OP_TRIM ? -EINVAL : -ENOSPC;
     atomic_store (&ctx->dirty, true);
     break;
   case RBDX_OP_FLUSH:
@@ -49,9 +55,14 @@ prepare (struct rbdx_ctx *ctx, enum rbdx_op op, uint64_t count,
 }
 
 /* The request's result from librbd's @p r (bytes for a read, or a
- * negative errno).  A short read is -EIO, never a partial buffer. */
+ * negative errno).  A short read is -EIO, never a partial buffer; a
+ * write or zero that no longer fits the image (it shrank while the
+ * request was in flight, and librbd cut the request at the new end and
+ * completed it with 0: its rbd_aio_write clips silently) is -ENOSPC,
+ * never acknowledged. */
 static int
-finish (struct rbdx_ctx *ctx, enum rbdx_op op, uint64_t count, ssize_t r)
+finish (struct rbdx_ctx *ctx, enum rbdx_op op, uint64_t count,
+        uint64_t offset, ssize_t r)
 {
   if (r == -ESHUTDOWN)
     rbdx_ctx_mark_fenced (ctx);
@@ -62,6 +73,9 @@ finish (struct rbdx_ctx *ctx, enum rbdx_op op, uint64_t count, ssize_t r)
   }
   if (op == RBDX_OP_READ && (uint64_t) r != count)
     return -EIO;
+  if ((op == RBDX_OP_WRITE || op == RBDX_OP_ZERO) &&
+      !rbdx_ctx_inside (ctx, count, offset))
+    return -ENOSPC;
   return 0;
 }
 
@@ -168,8 +182,8 @@ run_sync (struct rbdx_ctx *ctx, const struct rbdx_aio *a)
   if (r == 1)
     return 0;
   if (r == 0)
-    return finish (ctx, a->op, a->count, submit_wait (ctx, a));
-  return finish (ctx, a->op, a->count, r);
+    return finish (ctx, a->op, a->count, a->offset, submit_wait (ctx, a));
+  return finish (ctx, a->op, a->count, a->offset, r);
 }
 
 /* librbd calls this on one of its threads when the request is done. */
@@ -180,7 +194,7 @@ aio_done (rbd_completion_t c, void *arg)
   ssize_t r = rbd_aio_get_return_value (c);
 
   rbd_aio_release (c);
-  a->done (a, finish (a->ctx, a->op, a->count, r));
+  a->done (a, finish (a->ctx, a->op, a->count, a->offset, r));
 }
 
 static void
@@ -199,7 +213,7 @@ submit_one (struct rbdx_ctx *ctx, struct rbdx_aio *a)
       rbd_aio_release (c);
     }
   }
-  a->done (a, r == 1 ? 0 : finish (ctx, a->op, a->count, r));
+  a->done (a, r == 1 ? 0 : finish (ctx, a->op, a->count, a->offset, r));
 }
 
 /* One submitter at a time (ctx->sub, ctx.h): the thread that finds no

@@ -315,6 +315,9 @@ run (bool one_at_a_time)
   pthread_mutex_init (&ctx.sub.lock, NULL);
   ctx.sub.on = one_at_a_time;
   ctx.efd = -1;
+  /* Every offset is inside (ctx-io.c checks the end again at submission
+   * and completion). */
+  atomic_store (&ctx.cur_size, UINT64_MAX);
   memset (last_seq, 0, sizeof last_seq);
   atomic_store (&order_ok, true);
   atomic_store (&max_inside, 0);
