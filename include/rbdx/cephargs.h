@@ -69,4 +69,15 @@ int rbdx_cephx_id_check (const char *id, char *why, size_t whylen);
 int rbdx_ceph_args_id (const char *args, char *id, size_t idlen,
                        char *why, size_t whylen);
 
+/** The value @p args ($CEPH_ARGS, or NULL) gives Ceph option @p name
+ *  ("log_file", '-' and '_' the same), as librados' rados_conf_parse_env
+ *  reads it (Ceph src/common/ceph_argparse.cc, ceph_argparse_witharg):
+ *  "--NAME VALUE" or "--NAME=VALUE", words split at spaces as for
+ *  rbdx_ceph_args_id, none after a word "--"; a later one wins.
+ *  @param value  receives it (@p len bytes), "" when none.
+ *  @return 1: found; 0: none; -ENAMETOOLONG: it does not fit @p len.
+ *  Pure, thread-safe. */
+int rbdx_ceph_args_option (const char *args, const char *name, char *value,
+                           size_t len);
+
 #endif

@@ -203,3 +203,56 @@ rbdx_ceph_args_id (const char *args, char *id, size_t idlen,
   id[found.n] = '\0';
   return 1;
 }
+
+/* Whether word @p w starts with "--" and then @p name, '-' and '_' the
+ * same (ceph_argparse compares them so); @p n: the bytes of @p w matched. */
+static bool
+long_option (const struct word *w, const char *name, size_t *n)
+{
+  size_t i = 2, k = 0;
+
+  if (w->n < 2 || w->p[0] != '-' || w->p[1] != '-')
+    return false;
+  for (; name[k] && i < w->n; i++, k++) {
+    char a = w->p[i] == '-' ? '_' : w->p[i];
+    char b = name[k] == '-' ? '_' : name[k];
+    if (a != b)
+      return false;
+  }
+  if (name[k])
+    return false;
+  *n = i;
+  return true;
+}
+
+int
+rbdx_ceph_args_option (const char *args, const char *name, char *value,
+                       size_t len)
+{
+  struct word w, v, found = { NULL, 0 };
+  size_t pos = 0, n;
+
+  if (len)
+    value[0] = '\0';
+  if (!args)
+    return 0;
+  while (next_word (args, &pos, &w)) {
+    if (w.n == 2 && memcmp (w.p, "--", 2) == 0)
+      break;  /* what follows is no option */
+    if (!long_option (&w, name, &n))
+      continue;
+    if (n < w.n && w.p[n] == '=') {
+      found.p = w.p + n + 1;
+      found.n = w.n - n - 1;
+    }
+    else if (n == w.n && next_word (args, &pos, &v))
+      found = v;
+  }
+  if (!found.p)
+    return 0;
+  if (found.n >= len)
+    return -ENAMETOOLONG;
+  memcpy (value, found.p, found.n);
+  value[found.n] = '\0';
+  return 1;
+}

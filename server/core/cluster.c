@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <rbd/librbd.h>
 
@@ -71,6 +72,29 @@ set_client_defaults (const struct rbdx_options *o, rados_t c, bool shared)
       return r;
   }
   return 0;
+}
+
+/* The admin socket librados will make at rados_connect, from whatever
+ * set it (the configuration file, $CEPH_ARGS, ceph.admin_socket=, which
+ * options-ceph.c checked already), metavariables expanded (rados_conf_get
+ * expands them: Ceph src/common/config.cc, md_config_t::_get_val).
+ * librados removes whatever is at that path to bind its socket (as root
+ * any file): only a socket (a stale one) or nothing may be there.  A
+ * missing directory is librados' to report, as it always did. */
+static int
+admin_socket_check (rados_t c, char *err, size_t errlen)
+{
+  char path[4096];
+  struct stat st;
+
+  if (rados_conf_get (c, "admin_socket", path, sizeof path) < 0 || !*path ||
+      lstat (path, &st) == -1 || S_ISSOCK (st.st_mode))
+    return 0;
+  snprintf (err, errlen, "the Ceph option admin_socket (from the "
+            "configuration file or $CEPH_ARGS) names '%s', which exists and "
+            "is not a socket: librados would remove it to bind its own",
+            path);
+  return -EINVAL;
 }
 
 static int
@@ -150,6 +174,8 @@ configure (const struct rbdx_options *o, bool shared, rados_t *out,
     }
   }
 
+  if ((r = admin_socket_check (c, err, errlen)) < 0)
+    goto fail;
   *out = c;
   return 0;
 

@@ -15,6 +15,7 @@
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
+#include "rbdx/cephargs.h"
 #include "rbdx/opterr.h"
 #include "rbdx/options.h"
 
@@ -323,9 +324,25 @@ rbdx_options_check_ceph (const struct rbdx_options *o, char *err,
     .cluster = o->cluster ? o->cluster : "ceph",
     .id = rbdx_options_id (o),
   };
+  static const char *const env_paths[] = { "log_file", "admin_socket" };
   size_t i, j;
   int r;
 
+  /* $CEPH_ARGS sets them too (rados_conf_parse_env applies it, and
+   * librados opens the log file then): checked as ceph.NAME=. */
+  for (j = 0; j < sizeof env_paths / sizeof env_paths[0]; j++) {
+    char v[4096], why[4400];
+
+    r = rbdx_ceph_args_option (getenv ("CEPH_ARGS"), env_paths[j], v,
+                               sizeof v);
+    if (r == -ENAMETOOLONG)
+      return rbdx_opt_err (err, errlen, "$CEPH_ARGS: the value of --%s is "
+                           "too long", env_paths[j]);
+    if (r == 1 &&
+        rbdx_ceph_path_check (env_paths[j], v, &meta, why, sizeof why) < 0)
+      return rbdx_opt_err (err, errlen, "$CEPH_ARGS sets %s: %s",
+                           env_paths[j], why);
+  }
   for (i = 0; i < o->nceph; i++) {
     for (j = 0; j < sizeof first / sizeof first[0]; j++)
       if (first[j].value && strcmp (o->ceph[i].name, first[j].key) == 0)

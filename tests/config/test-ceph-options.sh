@@ -14,6 +14,10 @@
 #     ceph.mon_host=) is refused, the message naming both;
 #   - ceph.key= is refused pointing to keyring=, the secret in no line
 #     rbdx writes (nbdkit -v itself logs every parameter as given);
+#   - case C59: the same two options set by $CEPH_ARGS (--log-file=FIFO,
+#     --admin_socket FILE) are refused as ceph.NAME= is, and an
+#     admin_socket from the conf= file that names an existing regular
+#     file is refused, the file kept (librados used to remove it);
 #   - ceph.host= that is not a host name (../escaped, a/b) is refused
 #     with ceph.log_file=DIR/$host.log, and nothing is written outside
 #     DIR (librados used to expand $host to ../escaped after rbdx had
@@ -67,6 +71,18 @@ for v in "" -v; do
     fail "nbdkit $v: rbdx showed the key: $(cat "$d/stderr")"
 done
 refused "ceph.keyfile= refused" "keyring=" -- "$img" "ceph.keyfile=$d/regular"
+
+say "nbdkit: the same paths from \$CEPH_ARGS and from the conf file"
+t0=$SECONDS
+CEPH_ARGS="--log-file=$d/fifo" refused "\$CEPH_ARGS sets log_file" "not a regular file" -- "$img"
+[ $((SECONDS - t0)) -lt 20 ] || fail "the \$CEPH_ARGS FIFO refusal took $((SECONDS - t0)) s"
+CEPH_ARGS="--id admin --admin_socket $d/regular" refused "\$CEPH_ARGS sets admin_socket" "not a socket" -- "$img"
+still_there "\$CEPH_ARGS --admin_socket"
+cp "$CEPH_CONF" "$d/asok.conf"
+printf '[client]\nadmin_socket = %s\n' "$d/regular" >>"$d/asok.conf"
+refused "admin_socket" "'$d/regular'" "exists and is not a socket" -- "$img" "conf=$d/asok.conf"
+still_there "admin_socket in conf="
+served true -- "$img" "conf=$d/asok.conf" "ceph.admin_socket=$d/own-\$pid.asok"
 
 say "nbdkit: ceph.host= that would lead out of the log's directory refused"
 mkdir "$d/logs"

@@ -346,6 +346,38 @@ test_options_bad_id_param (void **state)
   rbdx_options_free (&o);
 }
 
+/* rbdx_ceph_args_option: "--NAME VALUE" and "--NAME=VALUE", '-' and
+ * '_' the same, the last one winning, nothing after "--". */
+static void
+test_option_value (void **state)
+{
+  static const struct { const char *args, *want; int r; } vals[] = {
+    { NULL, "", 0 },
+    { "", "", 0 },
+    { "--log-file=/a", "/a", 1 },
+    { "--log_file /b", "/b", 1 },
+    { "--id x --log-file /a --log_file=/c", "/c", 1 },
+    { "--log-file", "", 0 },
+    { "--log-files=/a", "", 0 },
+    { "--log-f=/a", "", 0 },
+    { "-- --log-file=/a", "", 0 },
+    { "--log-file=/a -- --log-file=/b", "/a", 1 },
+    { "  --log-file   /d  ", "/d", 1 },
+  };
+  char v[16];
+
+  (void) state;
+  for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+    int r = rbdx_ceph_args_option (vals[i].args, "log_file", v, sizeof v);
+    if (r != vals[i].r || strcmp (v, vals[i].want) != 0)
+      fail_msg ("'%s': %d '%s', expected %d '%s'", vals[i].args ? vals[i].args : "(null)",
+                r, v, vals[i].r, vals[i].want);
+  }
+  assert_int_equal (rbdx_ceph_args_option ("--log-file=/0123456789abcdef",
+                                           "log_file", v, sizeof v),
+                    -ENAMETOOLONG);
+}
+
 int
 main (void)
 {
@@ -357,6 +389,7 @@ main (void)
     cmocka_unit_test (test_options_id_wins),
     cmocka_unit_test (test_options_bad_env),
     cmocka_unit_test (test_options_bad_id_param),
+    cmocka_unit_test (test_option_value),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
