@@ -394,6 +394,11 @@ econn_reader (void *arg)
     /* The in-flight limit holds per request, not per buffer: a buffer
      * may hold thousands of headers.  Delayed requests count. */
     if (!room (ec, &inflight)) {
+      /* Reading nothing more, but a client that reads no replies keeps
+       * the room full: when the engine stops, the drain below gives it
+       * STOP_GRACE_MS like any other. */
+      if (econn_stopping ())
+        break;
       go = wait_io (ec, false, epending_due_ms (ec));
       continue;
     }

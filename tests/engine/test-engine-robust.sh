@@ -19,7 +19,9 @@
 #   - a bad request magic or a payload cut short ends only that
 #     connection; a hang-up with 64 requests in flight is survived;
 #   - SIGTERM while a client holds 50 MiB of unread replies: exit 0
-#     within 20 s.
+#     within 20 s; so too while one has filled the whole in-flight room
+#     with 300 1 MiB reads whose replies it does not read (over 256
+#     requests and 128 MiB: the reader waited for room for ever, C62).
 # Part 2, QoS (qos.write_iops_limit=2, qos.iops_limit=5 engines): a read
 # behind throttled writes is answered before the last of them; an 8 MiB
 # reply already done is not held back by throttled reads after it;
@@ -161,13 +163,18 @@ assert reply(s, 4096) == (0, 7, pattern[:4096]), "after the abuse"
 s.close()
 
 PY
-# A client that holds 50 MiB of replies unread, in the background.
+# Clients that hold 50 MiB of replies unread, and 300 (the in-flight
+# room and more), in the background.
 SOCK="$d/e.sock" python3 - <<'PY' &
 import os, time
 from nbd import *
-s = conn(os.environ["SOCK"])
-s.sendall(b"".join(struct.pack(">IHHQQI", 0x25609513, 0, 0, i, i << 20, 1 << 20)
-                   for i in range(50)))
+held = []
+for n in (50, 300):
+    s = conn(os.environ["SOCK"])
+    s.sendall(b"".join(struct.pack(">IHHQQI", 0x25609513, 0, 0, i,
+                                   (i % 60) << 20, 1 << 20)
+                       for i in range(n)))
+    held.append(s)
 open(os.environ["SOCK"] + ".held", "w").write("1")
 time.sleep(120)
 PY
