@@ -81,7 +81,7 @@ sweep_keyrings (void)
   struct dirent *e;
   DIR *d;
 
-  if (n < 0 || n == MAX_MAPPED)
+  if (n < 0)
     return;
   snprintf (dir, sizeof dir, "%s/keyrings", rbdx_run_dir ());
   fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -111,6 +111,9 @@ rbdx_mapped_load (struct rbdx_state *out, int max)
 
   /* An unreadable run directory is not one without mappings: a user
    * that is not root would be told "not mapped" or shown none. */
+  if (n == -E2BIG)
+    die (1, "the run directory %s records more than %d mappings, more than "
+         "rbdx handles: unmap some first", rbdx_run_dir (), MAX_MAPPED);
   if (n < 0)
     die (1, "cannot read the run directory %s: %s%s", rbdx_run_dir (),
          strerror (-n), n == -EACCES ? " (the mappings are root's: run as root)" : "");

@@ -209,7 +209,7 @@ rbdx_state_list (int *indexes, int max)
 
   if (!d)
     return errno == ENOENT ? 0 : -errno;
-  while ((e = readdir (d)) && n < max) {
+  while ((e = readdir (d))) {
     const char *p = e->d_name + 3;
     size_t len = strspn (p, "0123456789");
     /* Exactly what path_of writes, "nbd" and %d of an index: strtol
@@ -217,6 +217,11 @@ rbdx_state_list (int *indexes, int max)
     if (strncmp (e->d_name, "nbd", 3) != 0 || len == 0 || p[len] ||
         len > 9 || (p[0] == '0' && len > 1))
       continue;
+    if (n == max) {
+      /* One more than the caller can take: not a shorter list. */
+      closedir (d);
+      return -E2BIG;
+    }
     indexes[n++] = atoi (p);
   }
   closedir (d);

@@ -103,7 +103,8 @@ int rbdx_state_remove_private_dir (const char *dir);
 
 /** Device numbers with a state file (RUN_DIR/nbdN, N as %d writes it:
  *  decimal digits, no sign, no leading zero; other names are not ours),
- *  ascending, at most @p max.  @return how many, or -errno. */
+ *  ascending.  @return how many, or -errno; -E2BIG when there are more
+ *  than @p max (never a list that leaves some out). */
 int rbdx_state_list (int *indexes, int max);
 
 /** Whether /dev/nbdINDEX is connected now (/sys/block/nbdINDEX/pid exists

@@ -157,8 +157,13 @@ void sup_finish_growth (struct sup *s);
 /* sup-state.c */
 /** Write the device's state file (errors are logged). */
 void sup_save_state (struct sup *s);
-/** Another connected mapping of image @p identity in the same mode
- *  (read-only or not), or -1. */
-int sup_mapped_elsewhere (const char *identity, bool read_only);
+/** Another connected mapping of image @p identity in the mode of @p o
+ *  (read-only or not) and with the same encryption_format= (in order)
+ *  and exclusive= parameters.
+ *  @return its index; -1 when there is none; -2 when there is one whose
+ *          encryption_format= or exclusive= differ, or the mappings
+ *          cannot all be read (the reason in @p why, @p whylen bytes). */
+int sup_mapped_elsewhere (const char *identity, const struct rbdx_map_opts *o,
+                          char *why, size_t whylen);
 
 #endif

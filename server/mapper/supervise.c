@@ -55,6 +55,7 @@ fail_start (struct sup *s, const char *fmt, ...)
 static void
 check_identity (struct sup *s, const struct rbdx_export *e, const int *fds)
 {
+  char why[1400];
   int dup;
 
   if (s->o->attach && *s->o->identity && strcmp (e->identity, s->o->identity)) {
@@ -66,8 +67,13 @@ check_identity (struct sup *s, const struct rbdx_export *e, const int *fds)
   }
   snprintf (s->identity, sizeof s->identity, "%s", e->identity);
   if (s->o->attach || s->o->device >= 0 || !*e->identity ||
-      (dup = sup_mapped_elsewhere (e->identity, s->o->read_only)) < 0)
+      (dup = sup_mapped_elsewhere (e->identity, s->o, why, sizeof why)) == -1)
     return;
+  if (dup < 0) {
+    for (unsigned i = 0; i < s->conns; i++)
+      close (fds[i]);
+    fail_start (s, "%s", why);
+  }
   for (unsigned i = 0; i < s->conns; i++)
     close (fds[i]);
   logmsg ("image %s is already mapped on /dev/nbd%d", e->identity, dup);

@@ -27,7 +27,8 @@
 #     --control under RBDX_RUN_DIR, the canonical spec and id=admin (the
 #     id of $CEPH_ARGS, recorded so that attach keeps it); 4 connections
 #     reach the host; data written to the device is read back; mapping
-#     the same spec again prints the same device;
+#     the same spec again prints the same device, and with
+#     encryption_format= or exclusive=true is refused naming it (C63);
 #   - list-mapped (plain and JSON) shows the mapping;
 #   - the server is killed: the supervisor starts a new one and re-attaches,
 #     data reads back, no I/O error in the kernel log;
@@ -191,6 +192,20 @@ check_data "after map"
 again=$("$MAPPER" map "$NBD_EXPORT" id=admin) || fail "mapping the mapped spec again failed"
 [ "$again" = /dev/nbd0 ] || fail "mapping again printed '$again'"
 [ "$(supervisors)" -eq 1 ] || fail "mapping again started another supervisor"
+# Case C63: a map of the mapped image that asks for another view of it
+# (decrypted) or another lock policy is refused, naming the parameter;
+# none of them gets /dev/nbd0 or a device of its own.
+printf 'secret\n' >/tmp/pass
+chmod 0600 /tmp/pass
+for p in "encryption_format=luks2 encryption_passphrase_file=/tmp/pass" exclusive=true; do
+  rc=0
+  # shellcheck disable=SC2086
+  "$MAPPER" map "$NBD_EXPORT" id=admin $p >/tmp/out 2>/tmp/err || rc=$?
+  [ $rc -eq 1 ] && grep -q "mapped on /dev/nbd0 with other ${p%%=*}= parameters" /tmp/err ||
+    fail "map of the mapped spec with $p: exit $rc: $(cat /tmp/out /tmp/err)"
+done
+[ "$(supervisors)" -eq 1 ] && [ ! -e /sys/block/nbd1/pid ] ||
+  fail "a map with other content parameters left a mapping"
 
 list=$("$MAPPER" list-mapped)
 say "list-mapped: $list"

@@ -154,6 +154,10 @@ test_list_only_its_names (void **state)
   assert_int_equal (idx[0], 0);
   assert_int_equal (idx[1], 5);
   assert_int_equal (idx[2], 12);
+  /* More than the caller can take: an error, never a shorter list (a
+   * duplicate check that saw part of the mappings mapped twice). */
+  assert_int_equal (rbdx_state_list (idx, 3), 3);
+  assert_int_equal (rbdx_state_list (idx, 2), -E2BIG);
 }
 
 static void
