@@ -2,6 +2,7 @@
 /* rbdx plugin: the data path of an NBD connection (see io.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -70,13 +71,26 @@ refused (struct rbdx_ctx *ctx, enum rbdx_op op, uint32_t count,
   return e != 0;
 }
 
-/* nbdkit stopped a QoS wait: it is shutting down (or the client left),
- * the one case where NBD_ESHUTDOWN is the right answer. */
-static int
-qos_stopped (void)
+/* Wait for the request's share of the QoS limits (qos.h).  nbdkit ends
+ * the sleep early (nbdkit_nanosleep: -1, ESHUTDOWN) when it shuts down,
+ * when the client hangs up and when it sent NBD_CMD_DISC alike (nbdkit
+ * server/public.c: the connection's status pipe and POLLRDHUP on its
+ * socket), which the plugin cannot tell apart.  The request then fails
+ * unsent with NBD_ESHUTDOWN, the one case where that is the right
+ * answer: carried out later, a write of a client that left could land
+ * over a newer one it sent again elsewhere (case C39).  nbdkit logs each
+ * early end at error level; once one ended, the connection's later
+ * waits fail at once, so a client cannot write a line per request.
+ * @return true to go on. */
+static bool
+qos_pass (struct rbdx_conn *conn, bool write, uint32_t count)
 {
-  set_error (errno ? errno : ESHUTDOWN);
-  return -1;
+  if (!atomic_load (&conn->client_left) &&
+      rbdx_qos_wait (conn->qos, write, count, &conn->metrics.qos_wait_ns) == 0)
+    return true;
+  atomic_store (&conn->client_left, true);
+  set_error (ESHUTDOWN);
+  return false;
 }
 
 /* Pass the image's quiesce gate (quiesce.h), held while quiesced.  A
@@ -120,8 +134,8 @@ do_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
 
   if (refused (conn->rctx, RBDX_OP_READ, count, offset, flags))
     return -1;
-  if (rbdx_qos_wait (conn->qos, false, count, &conn->metrics.qos_wait_ns) < 0)
-    return qos_stopped ();
+  if (!qos_pass (conn, false, count))
+    return -1;
   r = rbdx_ctx_read (conn->rctx, buf, count, offset);
   return r < 0 ? cluster_failed (conn->rctx, RBDX_OP_READ, count, offset, r)
                : 0;
@@ -136,8 +150,8 @@ do_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
 
   if (refused (conn->wctx, RBDX_OP_WRITE, count, offset, flags))
     return -1;
-  if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
-    return qos_stopped ();
+  if (!qos_pass (conn, true, count))
+    return -1;
   if (!gate_pass (conn))
     return -1;
   r = rbdx_ctx_write (conn->wctx, buf, count, offset, flags & NBDKIT_FLAG_FUA);
@@ -164,8 +178,8 @@ do_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 
   if (refused (conn->wctx, RBDX_OP_TRIM, count, offset, flags))
     return -1;
-  if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
-    return qos_stopped ();
+  if (!qos_pass (conn, true, count))
+    return -1;
   if (!gate_pass (conn))
     return -1;
   r = rbdx_ctx_discard (conn->wctx, count, offset);
@@ -184,8 +198,8 @@ do_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 
   if (refused (conn->wctx, RBDX_OP_ZERO, count, offset, flags))
     return -1;
-  if (rbdx_qos_wait (conn->qos, true, count, &conn->metrics.qos_wait_ns) < 0)
-    return qos_stopped ();
+  if (!qos_pass (conn, true, count))
+    return -1;
   if (!gate_pass (conn))
     return -1;
   r = rbdx_ctx_zero (conn->wctx, count, offset, may_hole);

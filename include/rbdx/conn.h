@@ -41,6 +41,9 @@ struct rbdx_conn {
   struct rbdx_quiesce *gate;   /**< what its writes, trims and zeroes
                                     pass (rbdx_quiesce_write_begin), NULL
                                     without quiesce=true. */
+  _Atomic bool client_left;    /**< a front end saw its client leave
+                                    (the plugin: nbdkit ended a QoS wait
+                                    early); set once, never cleared. */
 };
 
 /** Open a connection to @p spec (exactly @p ident when not NULL, see
