@@ -29,5 +29,15 @@ rbdx_utf8_char (const char *s)
   for (size_t i = 2; i < n; i++)
     if (p[i] < 0x80 || p[i] > 0xbf)
       return 0;
+  /* The bidirectional formatting characters (Unicode UAX #9: ALM
+   * U+061C, LRM and RLM U+200E-U+200F, the embeddings and overrides
+   * U+202A-U+202E, the isolates U+2066-U+2069) reorder what follows
+   * them on a terminal or in a log viewer: a name holding U+202E can
+   * make a log line read as another. */
+  if ((p[0] == 0xd8 && p[1] == 0x9c) ||
+      (p[0] == 0xe2 && p[1] == 0x80 &&
+       (p[2] == 0x8e || p[2] == 0x8f || (p[2] >= 0xaa && p[2] <= 0xae))) ||
+      (p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9))
+    return 0;
   return n;
 }

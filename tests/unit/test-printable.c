@@ -71,6 +71,10 @@ test_c1_and_bad_utf8 (void **state)
   assert_string_equal (rbdx_printable ("\xc2\xa0\xe2\x82\xac\xf0\x9f\x98\x80", out,
                                        sizeof out),
                        "\xc2\xa0\xe2\x82\xac\xf0\x9f\x98\x80");
+  /* A right-to-left override (U+202E) is escaped: it would show the
+   * rest of a log line reversed. */
+  assert_string_equal (rbdx_printable ("rbd/\xe2\x80\xae" "gmi", out, sizeof out),
+                       "rbd/\\xe2\\x80\\xae" "gmi");
   /* A character is never cut: 3 bytes of room take "a" and no half euro. */
   assert_string_equal (rbdx_printable ("a\xe2\x82\xac", out, 3), "a");
   /* The line form stays idempotent over its own output. */

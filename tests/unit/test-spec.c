@@ -267,6 +267,8 @@ test_unsafe_char_check (void **state)
     "\xe4\xb8x", "\xf0\x9f\x98x", "\xc3\xc3\xa9",
     "\xc2\x9b", "u\xc2\x9b" "31mRED", "\xc2\x80", "\xc2\x9f", /* C1 */
     "\n", "a\tb", "\x1b[2J", "\x7f", "\xc3\xa9\x01",  /* C0, DEL */
+    "\xe2\x80\xae" "img", "a\xe2\x80\xaa", "\xe2\x80\x8f", /* bidi */
+    "\xe2\x81\xa6", "\xe2\x81\xa9", "\xd8\x9c",
   };
 
   for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
@@ -284,6 +286,14 @@ test_unsafe_char_check (void **state)
   assert_int_equal (rbdx_utf8_char (""), 0);
   assert_int_equal (rbdx_utf8_char ("\xc2\x9b"), 0);
   assert_int_equal (rbdx_utf8_char ("\xe4\xb8"), 0);
+  /* Around the bidirectional controls: U+200D (ZWJ, in emoji), U+202F,
+   * U+2065 and U+206A are kept. */
+  assert_int_equal (rbdx_utf8_char ("\xe2\x80\xae"), 0);
+  assert_int_equal (rbdx_utf8_char ("\xe2\x80\x8d"), 3);
+  assert_int_equal (rbdx_utf8_char ("\xe2\x80\xaf"), 3);
+  assert_int_equal (rbdx_utf8_char ("\xe2\x81\xa5"), 3);
+  assert_int_equal (rbdx_utf8_char ("\xe2\x81\xaa"), 3);
+  assert_int_equal (rbdx_utf8_char ("\xd8\x9b"), 2);
 }
 
 /* Specs with such bytes are refused, naming why; the default pool too,
