@@ -160,5 +160,9 @@ void sup_save_state (struct sup *s);
 /** Another connected mapping of image @p identity in the same mode
  *  (read-only or not), or -1. */
 int sup_mapped_elsewhere (const char *identity, bool read_only);
+/** Whether /dev/nbd@p index is a mapping of image spec @p spec: its state
+ *  names @p spec and the device is connected (its supervisor may be gone,
+ *  waiting for `rbdx attach`).  rbdx_devlink_add's @c live. */
+bool sup_devlink_live (int index, const char *spec);
 
 #endif
