@@ -106,7 +106,9 @@ void cli_conninfo_target (struct cli *c, struct rbdx_conninfo *ci);
  *  blocked.  Dies on errors (nothing left). */
 void cli_write_keyring (struct cli *c, const char *keyring);
 /** Print os-brick's device info of /dev/nbd@p index mapped from @p spec
- *  (JSON: type, path (the /dev/rbdx devlink), device). */
+ *  (JSON: type, path, device).  path is the /dev/rbdx devlink when it
+ *  points at this device (devlinks.h), else the device itself: always a
+ *  node that leads to this mapping's device. */
 void cli_print_device_info (int index, const char *spec);
 
 /** The commands; each returns the exit status. */

@@ -45,7 +45,12 @@ cli_print_device_info (int index, const char *spec)
   char devlink[4200], dev[32];
 
   snprintf (dev, sizeof dev, "/dev/nbd%d", index);
-  if (rbdx_devlink_path (spec, devlink, sizeof devlink) < 0)
+  /* The devlink only when it leads to this device: it may be another
+   * mapping's of the name (read-only beside read-write), or missing (a
+   * name too long, an image named like a namespace): os-brick keeps
+   * "path" for the volume's life. */
+  if (!rbdx_devlink_points_at (spec, index) ||
+      rbdx_devlink_path (spec, devlink, sizeof devlink) < 0)
     snprintf (devlink, sizeof devlink, "%s", dev);
   rbdx_json_add_string (o, "type", "block");
   rbdx_json_add_string (o, "path", devlink);

@@ -22,9 +22,13 @@
 #include "rbdx/spec.h"
 #include "target.h"
 
+/* Each name a part of st->target (RBDX_TARGET_MAX with its NUL), so it
+ * has room for the longest: never cut (ceph-csi finds a volume's device
+ * by pool and image here; a cut name could be another volume's). */
 struct rec {
   long id;
-  char pool[256], ns[256], image[640], snap[256], device[32];
+  char pool[RBDX_TARGET_MAX], ns[RBDX_TARGET_MAX], image[RBDX_TARGET_MAX];
+  char snap[RBDX_TARGET_MAX], device[32];
   char cookie[RBDX_BACKEND_MAX];   /* a part of st->backend, never cut */
 };
 
@@ -52,8 +56,8 @@ rec_of (const struct rbdx_state *st, struct rec *r)
 }
 
 /* Room for a field of the plain table: every byte of the longest
- * (the image name) escaped as \xHH. */
-#define PLAIN_MAX (4 * sizeof ((struct rec *) 0)->image + 1)
+ * (the cookie; a name is no longer) escaped as \xHH. */
+#define PLAIN_MAX (4 * sizeof ((struct rec *) 0)->cookie + 1)
 
 /* Column @p c of @p r into @p buf.  In the @p plain table a control
  * character, a byte that is not UTF-8 and '\\' are escaped as \xHH
@@ -119,7 +123,7 @@ print_json (const struct rec *r, int n, bool pretty)
 static void
 print_xml (const struct rec *r, int n, bool pretty)
 {
-  char v[700];
+  char v[sizeof ((struct rec *) 0)->cookie];   /* the longest field */
 
   fputs ("<devices>", stdout);
   for (int i = 0; i < n; i++) {

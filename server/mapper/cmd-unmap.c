@@ -63,6 +63,7 @@ cmd_unmap (struct cli *c)
 
   struct rbdx_conninfo ci;
   const char *what;
+  bool ro = false;
 
   if (c->conninfo) {
     /* os-brick's disconnect: the volume the connection_info names; one
@@ -72,6 +73,10 @@ cmd_unmap (struct cli *c)
     cli_load_conninfo (c->conninfo, &ci);
     cli_conninfo_target (c, &ci);
     cli_check_args (c->o.target, NULL, 0);
+    /* The attachment it detaches: read-only for access_mode "ro" or a
+     * snapshot (as map made it, cmd-conninfo.c), else read-write; never
+     * the other mode's device of the volume. */
+    ro = ci.read_only || c->o.read_only;
     rbdx_conninfo_free (&ci);
     what = c->o.target;
   }
@@ -87,7 +92,8 @@ cmd_unmap (struct cli *c)
    * takes for detached) and then be mapped all the same. */
   rbdx_mapped_lock_existing ();
   n = rbdx_mapped_load (all, MAX_MAPPED);
-  st = rbdx_mapped_find (what, all, n);
+  st = c->conninfo ? rbdx_mapped_find_mode (what, ro, all, n)
+                   : rbdx_mapped_find (what, all, n);
   idx = rbdx_device_index (what);
   /* Not mapped: nothing of ours to remove (the keyring files belong to
    * the mappings that wrote them, each removed when its mapping ends). */

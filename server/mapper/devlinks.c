@@ -3,6 +3,7 @@
  * images (see devlinks.h). */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,11 +40,14 @@ rbdx_devlink_path (const char *spec, char *buf, size_t len)
   return n < 0 || (size_t) n >= len ? -ENAMETOOLONG : 0;
 }
 
-/* mkdir -p of the directory part of @path. */
+/* mkdir -p of the directory part of @p path; below the link directory
+ * (@p base bytes of it) every part must be a directory, not a symlink
+ * (a devlink of an image named like the namespace): -ENOTDIR. */
 static int
-make_dirs (const char *path)
+make_dirs (const char *path, size_t base)
 {
   char dir[PATH_MAX];
+  struct stat st;
   char *p;
 
   snprintf (dir, sizeof dir, "%s", path);
@@ -51,28 +55,82 @@ make_dirs (const char *path)
   if (!p)
     return 0;
   *p = '\0';
-  for (p = dir + 1; *p; p++) {
-    if (*p != '/')
+  for (p = dir + 1;; p++) {
+    bool end = *p == '\0';
+
+    if (!end && *p != '/')
       continue;
     *p = '\0';
     if (mkdir (dir, 0755) == -1 && errno != EEXIST)
       return -errno;
+    if ((size_t) (p - dir) > base &&
+        (lstat (dir, &st) == -1 || !S_ISDIR (st.st_mode)))
+      return -ENOTDIR;
+    if (end)
+      return 0;
     *p = '/';
   }
-  if (mkdir (dir, 0755) == -1 && errno != EEXIST)
-    return -errno;
-  return 0;
 }
 
-int
-rbdx_devlink_add (const char *spec, int index)
+/* Remove the directories of devlink @p path (changed) left empty, up to
+ * (not including) the link directory. */
+static void
+prune_dirs (char *path)
 {
-  char path[PATH_MAX], tmp[PATH_MAX + 32], dev[64];
-  int r;
+  size_t base = strlen (dev_dir ());
+  char *p;
 
-  if ((r = rbdx_devlink_path (spec, path, sizeof path)) < 0 ||
-      (r = make_dirs (path)) < 0)
+  while ((p = strrchr (path, '/')) && (size_t) (p - path) > base) {
+    *p = '\0';
+    if (rmdir (path) == -1)
+      break;
+  }
+}
+
+/* The N of a devlink @p path that reads "/dev/nbdN"; -1 if it is no
+ * symlink or reads anything else. */
+static int
+link_index (const char *path)
+{
+  char target[64], *end;
+  ssize_t n = readlink (path, target, sizeof target - 1);
+  long v;
+
+  if (n <= 0)
+    return -1;
+  target[n] = '\0';
+  if (strncmp (target, "/dev/nbd", 8) != 0 || target[8] < '0' || target[8] > '9')
+    return -1;
+  errno = 0;
+  v = strtol (target + 8, &end, 10);
+  if (*end || errno || v < 0 || v > INT_MAX || (target[8] == '0' && target[9]))
+    return -1;
+  return (int) v;
+}
+
+static int
+add (const char *path, int index, bool (*live) (int index, const char *spec),
+     const char *spec)
+{
+  char tmp[PATH_MAX + 32], dev[64];
+  struct stat st;
+  int r, other;
+
+  if ((r = make_dirs (path, strlen (dev_dir ()))) < 0)
     return r;
+  if (lstat (path, &st) == 0) {
+    /* Never another live mapping's (its "path" was printed to its
+     * user), nor anything that is not a devlink (a namespace's
+     * directory when an image has the namespace's name). */
+    if (!S_ISLNK (st.st_mode) || (other = link_index (path)) < 0)
+      return -EEXIST;
+    if (other == index)
+      return 0;
+    if (live && live (other, spec))
+      return -EEXIST;
+  }
+  else if (errno != ENOENT)
+    return -errno;
   snprintf (dev, sizeof dev, "/dev/nbd%d", index);
   snprintf (tmp, sizeof tmp, "%s.tmp%ld", path, (long) getpid ());
   unlink (tmp);
@@ -84,11 +142,36 @@ rbdx_devlink_add (const char *spec, int index)
   return 0;
 }
 
+int
+rbdx_devlink_add (const char *spec, int index,
+                  bool (*live) (int index, const char *spec))
+{
+  char path[PATH_MAX];
+  int r;
+
+  if ((r = rbdx_devlink_path (spec, path, sizeof path)) < 0)
+    return r;
+  /* No devlink: none of the directories made for it stays behind. */
+  if ((r = add (path, index, live, spec)) < 0)
+    prune_dirs (path);
+  return r;
+}
+
+bool
+rbdx_devlink_points_at (const char *spec, int index)
+{
+  char path[PATH_MAX];
+  struct stat st;
+
+  return rbdx_devlink_path (spec, path, sizeof path) == 0 &&
+         lstat (path, &st) == 0 && S_ISLNK (st.st_mode) &&
+         link_index (path) == index;
+}
+
 void
 rbdx_devlink_remove (const char *spec, int index)
 {
-  char path[PATH_MAX], target[64], dev[64], *p;
-  size_t base = strlen (dev_dir ());
+  char path[PATH_MAX], target[64], dev[64];
   ssize_t n;
 
   if (rbdx_devlink_path (spec, path, sizeof path) < 0)
@@ -101,10 +184,5 @@ rbdx_devlink_remove (const char *spec, int index)
   if (strcmp (target, dev) != 0)
     return;          /* another mapping of the name took it over */
   unlink (path);
-  /* Remove the directories left empty, up to (not including) the base. */
-  while ((p = strrchr (path, '/')) && (size_t) (p - path) > base) {
-    *p = '\0';
-    if (rmdir (path) == -1)
-      break;
-  }
+  prune_dirs (path);
 }

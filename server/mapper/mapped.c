@@ -156,6 +156,19 @@ rbdx_mapped_find (const char *target, struct rbdx_state *all, int n)
   return NULL;
 }
 
+struct rbdx_state *
+rbdx_mapped_find_mode (const char *target, bool read_only, struct rbdx_state *all,
+                       int n)
+{
+  struct rbdx_state *st;
+
+  for (int i = 0; i < n && (st = rbdx_mapped_find (target, all + i, n - i));
+       i = (int) (st - all) + 1)
+    if (st->read_only == read_only)
+      return st;
+  return NULL;
+}
+
 bool
 rbdx_mapped_server_running (const struct rbdx_state *st)
 {

@@ -26,6 +26,13 @@ int rbdx_mapped_load (struct rbdx_state *out, int max);
  *  or an image spec or URI compared in canonical form; NULL if none. */
 struct rbdx_state *rbdx_mapped_find (const char *target, struct rbdx_state *all, int n);
 
+/** The first mapping among @p all (@p n) of @p target (as
+ *  rbdx_mapped_find) that is read-only if @p read_only, read-write if
+ *  not; NULL if none.  A read-only and a read-write mapping of one image
+ *  are two devices (an os-brick ro and rw attachment on one node). */
+struct rbdx_state *rbdx_mapped_find_mode (const char *target, bool read_only,
+                                          struct rbdx_state *all, int n);
+
 /** Whether the server recorded in @p st still runs (the same process:
  *  its start time matches, so a reused pid is never signalled). */
 bool rbdx_mapped_server_running (const struct rbdx_state *st);

@@ -120,3 +120,12 @@ sup_mapped_elsewhere (const char *identity, const struct rbdx_map_opts *o,
   }
   return -1;
 }
+
+bool
+sup_devlink_live (int index, const char *spec)
+{
+  struct rbdx_state st;
+
+  return rbdx_state_load (index, &st) == 0 && strcmp (st.target, spec) == 0 &&
+         rbdx_device_connected (index);
+}

@@ -165,5 +165,9 @@ void sup_save_state (struct sup *s);
  *          cannot all be read (the reason in @p why, @p whylen bytes). */
 int sup_mapped_elsewhere (const char *identity, const struct rbdx_map_opts *o,
                           char *why, size_t whylen);
+/** Whether /dev/nbd@p index is a mapping of image spec @p spec: its state
+ *  names @p spec and the device is connected (its supervisor may be gone,
+ *  waiting for `rbdx attach`).  rbdx_devlink_add's @c live. */
+bool sup_devlink_live (int index, const char *spec);
 
 #endif

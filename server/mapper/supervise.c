@@ -243,8 +243,13 @@ sup_map (const struct rbdx_map_opts *o, int report_fd)
     close (rbdx_lock_fd);
     rbdx_lock_fd = -1;
   }
-  if (!o->is_uri && (r = rbdx_devlink_add (o->target, s->index)) < 0)
-    logmsg ("cannot make the devlink of %s to %s: %s", o->target, path, strerror (-r));
+  /* None over another mapping's: `map --connection-info` then prints
+   * the device itself as the path (cli_print_device_info). */
+  if (!o->is_uri &&
+      (r = rbdx_devlink_add (o->target, s->index, sup_devlink_live)) < 0)
+    logmsg ("no devlink of %s to %s (its path is the device): %s", o->target, path,
+            r == -EEXIST ? "the name is another mapping's, or not a devlink"
+                         : strerror (-r));
   logmsg ("%s %s with %u connection(s), %llu bytes", path,
           o->attach ? "re-attached" : "mapped", s->conns,
           (unsigned long long) e.size);

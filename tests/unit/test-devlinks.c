@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -91,6 +92,17 @@ test_too_long (void **state)
                     -ENAMETOOLONG);
 }
 
+/* Which devices the stand-in for the supervisor's state files calls live
+ * mappings of the name (rbdx_devlink_add's live). */
+static int live_index = -1;
+
+static bool
+live (int index, const char *spec)
+{
+  (void) spec;
+  return index == live_index;
+}
+
 static void
 test_add_replace_remove (void **state)
 {
@@ -99,16 +111,29 @@ test_add_replace_remove (void **state)
   ssize_t n;
 
   (void) state;
-  assert_int_equal (rbdx_devlink_add ("rbd/ns/img", 3), 0);
+  assert_int_equal (rbdx_devlink_add ("rbd/ns/img", 3, live), 0);
   snprintf (path, sizeof path, "%s/rbd/ns/img", base);
   n = readlink (path, target, sizeof target - 1);
   assert_true (n > 0);
   target[n] = '\0';
   assert_string_equal (target, "/dev/nbd3");
+  assert_true (rbdx_devlink_points_at ("rbd/ns/img", 3));
+  assert_false (rbdx_devlink_points_at ("rbd/ns/img", 5));
+  assert_false (rbdx_devlink_points_at ("rbd/ns/img", 30));
 
-  /* A second mapping of the name takes it over; the first one's removal
-   * leaves it alone. */
-  assert_int_equal (rbdx_devlink_add ("rbd/ns/img", 5), 0);
+  /* C52: a second mapping of the name (read-only beside read-write)
+   * never takes over the link of a live one; its own again is kept. */
+  live_index = 3;
+  assert_int_equal (rbdx_devlink_add ("rbd/ns/img", 5, live), -EEXIST);
+  assert_true (rbdx_devlink_points_at ("rbd/ns/img", 3));
+  assert_false (rbdx_devlink_points_at ("rbd/ns/img", 5));
+  assert_int_equal (rbdx_devlink_add ("rbd/ns/img", 3, live), 0);
+  assert_true (rbdx_devlink_points_at ("rbd/ns/img", 3));
+
+  /* One left by a mapping that is gone is replaced; the gone one's
+   * removal leaves the new one alone. */
+  live_index = -1;
+  assert_int_equal (rbdx_devlink_add ("rbd/ns/img", 5, live), 0);
   rbdx_devlink_remove ("rbd/ns/img", 3);
   n = readlink (path, target, sizeof target - 1);
   assert_true (n > 0);
@@ -116,7 +141,7 @@ test_add_replace_remove (void **state)
   assert_string_equal (target, "/dev/nbd5");
 
   /* A refused spec makes nothing and removes nothing. */
-  assert_int_equal (rbdx_devlink_add ("rbd/../img", 5), -EINVAL);
+  assert_int_equal (rbdx_devlink_add ("rbd/../img", 5, live), -EINVAL);
   snprintf (dir, sizeof dir, "%s/img", base);
   assert_int_equal (lstat (dir, &st), -1);
   rbdx_devlink_remove ("rbd/ns/../ns/img", 5);
@@ -130,6 +155,44 @@ test_add_replace_remove (void **state)
   assert_int_equal (lstat (base, &st), 0);
 }
 
+/* C54: an image named like a namespace of its pool and that namespace's
+ * volumes, either order, and a name too long for a file name: the one
+ * that cannot have its link gets none (never a directory, never another
+ * device's), the other's is kept; nothing is left. */
+static void
+test_collisions (void **state)
+{
+  char longname[400];
+  struct stat st;
+
+  (void) state;
+  live_index = -1;
+  assert_int_equal (rbdx_devlink_add ("rbd/ns/vol", 1, live), 0);
+  assert_int_equal (rbdx_devlink_add ("rbd/ns", 2, live), -EEXIST);
+  assert_false (rbdx_devlink_points_at ("rbd/ns", 2));
+  assert_true (rbdx_devlink_points_at ("rbd/ns/vol", 1));
+  rbdx_devlink_remove ("rbd/ns", 2);
+  assert_true (rbdx_devlink_points_at ("rbd/ns/vol", 1));
+  rbdx_devlink_remove ("rbd/ns/vol", 1);
+
+  assert_int_equal (rbdx_devlink_add ("rbd/ns", 2, live), 0);
+  assert_int_equal (rbdx_devlink_add ("rbd/ns/vol", 1, live), -ENOTDIR);
+  assert_false (rbdx_devlink_points_at ("rbd/ns/vol", 1));
+  assert_true (rbdx_devlink_points_at ("rbd/ns", 2));
+  rbdx_devlink_remove ("rbd/ns/vol", 1);
+  rbdx_devlink_remove ("rbd/ns", 2);
+
+  snprintf (longname, sizeof longname, "rbd/%0300d", 0);
+  assert_int_equal (rbdx_devlink_add (longname, 4, live), -ENAMETOOLONG);
+  assert_false (rbdx_devlink_points_at (longname, 4));
+  {
+    char dir[PATH_MAX];
+    snprintf (dir, sizeof dir, "%s/rbd", base);
+    /* The directory made for it is gone with it. */
+    assert_int_equal (lstat (dir, &st), -1);
+  }
+}
+
 int
 main (void)
 {
@@ -138,6 +201,7 @@ main (void)
     cmocka_unit_test (test_outside_refused),
     cmocka_unit_test (test_too_long),
     cmocka_unit_test (test_add_replace_remove),
+    cmocka_unit_test (test_collisions),
   };
 
   return cmocka_run_group_tests (tests, setup, teardown);
