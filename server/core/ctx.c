@@ -187,10 +187,13 @@ open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
 void
 rbdx_ctx_mark_fenced (struct rbdx_ctx *ctx)
 {
-  if (!atomic_exchange (&ctx->fenced, true))
+  if (!atomic_exchange (&ctx->fenced, true)) {
     rbdx_error ("rbdx: %s: this Ceph client (instance %" PRIu64 ") was "
                   "blocklisted: its requests fail with EIO from now on",
                   ctx->name, rados_get_instance_id (ctx->cluster));
+    /* connections_per_client=: no new context on this client. */
+    rbdx_cluster_retire (ctx->cluster);
+  }
 }
 
 bool
@@ -336,6 +339,21 @@ choose_dispatch (struct rbdx_ctx *ctx, const struct rbdx_options *o,
   ctx->sub.on = (flags & RBDX_CTX_SHARED) && strcmp (cur, "false") == 0;
 }
 
+/* Undo a failed open_image and give back the (fenced) shared client. */
+static void
+retire_client (struct rbdx_ctx *ctx)
+{
+  if (ctx->image)
+    rbd_close (ctx->image);
+  ctx->image = NULL;
+  if (ctx->io)
+    rados_ioctx_destroy (ctx->io);
+  ctx->io = NULL;
+  rbdx_cluster_retire (ctx->cluster);
+  rbdx_cluster_release (ctx->cluster);
+  ctx->cluster = NULL;
+}
+
 int
 rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
                const struct rbdx_ident *ident, unsigned flags,
@@ -374,6 +392,21 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
   }
   choose_dispatch (ctx, o, flags);
   r = open_image (ctx, o, spec, ident, flags, &rw, err, errlen);
+  if (r == -ESHUTDOWN && !(flags & RBDX_CTX_PROBE) &&
+      o->connections_per_client > 1) {
+    /* A shared client fenced before any of its contexts noticed: retire
+     * it and open once more on a fresh one. */
+    rbdx_debug ("rbdx: %s: shared Ceph client blocklisted: retrying on a "
+                "new client", ctx->name);
+    retire_client (ctx);
+    r = rbdx_cluster_acquire (o, &ctx->cluster, err, errlen);
+    if (r < 0) {
+      ctx->cluster = NULL;
+      goto fail;
+    }
+    choose_dispatch (ctx, o, flags);
+    r = open_image (ctx, o, spec, ident, flags, &rw, err, errlen);
+  }
   if (r < 0)
     goto fail;
   if (flags & RBDX_CTX_PROBE)
