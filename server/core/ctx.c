@@ -13,6 +13,7 @@
 #include "rbdx/clients.h"
 #include "rbdx/cluster.h"
 #include "rbdx/ctx.h"
+#include "rbdx/headpoll.h"
 #include "rbdx/imageconf.h"
 #include "rbdx/printable.h"
 #include "rbdx/qos.h"
@@ -438,13 +439,28 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
                           ctx->name, &ctx->cur_size);
     }
   }
-  else if (ctx->ident.snap_id != RBDX_NOSNAP) {
+  else {
+    /* Read-only (client.%s may not watch the header): nothing tells
+     * this handle of a removal or a resize; ask the cluster
+     * (headpoll.h). */
     char shown[1024];
 
-    rbdx_debug ("rbdx: %s: opened read-only (client.%s may not watch the "
-                  "image header): a removal of the snapshot is not noticed",
-                  ctx->name, rbdx_printable (rbdx_options_id (o), shown,
-                                             sizeof shown));
+    rbdx_printable (rbdx_options_id (o), shown, sizeof shown);
+    r = rbdx_headpoll_register (&ctx->poll, ctx->io, &ctx->ident, ctx->name,
+                                &ctx->gone, &ctx->cur_size);
+    if (r == -ENOTSUP)
+      rbdx_error ("rbdx: %s: opened read-only (client.%s may not watch the "
+                  "image header) and a format 1 image: its removal or "
+                  "shrink is not noticed", ctx->name, shown);
+    else if (r < 0) {
+      snprintf (err, errlen, "cannot follow '%s' opened read-only: %s",
+                ctx->name, strerror (-r));
+      goto fail;
+    }
+    else
+      rbdx_debug ("rbdx: %s: opened read-only (client.%s may not watch the "
+                  "image header): its removal and resize are polled every "
+                  "%d ms", ctx->name, shown, RBDX_HEADPOLL_INTERVAL_MS);
   }
 
 out:
@@ -462,6 +478,7 @@ rbdx_ctx_close (struct rbdx_ctx *ctx)
   if (!ctx)
     return;
   rbdx_size_unregister (&ctx->size_entry);
+  rbdx_headpoll_unregister (&ctx->poll);  /* before its I/O context goes */
   if (ctx->watching)
     rbd_update_unwatch (ctx->image, ctx->watch_handle);
   rbdx_updates_stop (&ctx->upd); /* after the unwatch: no more notes */
