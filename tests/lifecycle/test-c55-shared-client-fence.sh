@@ -5,7 +5,9 @@
 # client that held it, shared with connection A's own context).  Asserts,
 # through nbdkit and through the built-in engine:
 #   - A's next write fails with NBD_EIO (A stays fenced);
-#   - B and C, connected while A is still open, are served: they write
+#   - B and C, connected while A is still open (also when B connects
+#     before any request of A failed: the writer's header watch sees the
+#     lock break), are served: they write
 #     (through a fresh writer on a fresh Ceph client) and read back, and
 #     no longer fail at open ("Cannot send after transport endpoint
 #     shutdown", seen by the client as "no export named ''") as when the
@@ -37,8 +39,13 @@ print(ls[0]["locker"], ls[0]["id"])'
 
 n=0
 fence_shared() {
-  local img sock u l1 id1 l2 id2
+  local img sock u l1 id1 l2 id2 early=0
   n=$((n + 1))
+  if [ "${1:-}" = early ]; then
+    early=1
+    shift
+    say "B connects before A's write fails:"
+  fi
   img=$(new_image 64M)
   sock="$MC_DIR/s$n.sock"
   if [ "${1:-}" = engine ]; then
@@ -54,7 +61,9 @@ fence_shared() {
   client_do A flush
   read -r l1 id1 < <(locker "$img")
   rbd lock rm "$img" "$id1" "$l1"
-  client_do A writeerr 8192 4096 a2 EIO
+  # early: B connects before any request of A failed, so nothing in the
+  # server has seen the fence yet.
+  [ "$early" = 1 ] || client_do A writeerr 8192 4096 a2 EIO
   client_start B "$u"
   client_do B write 4096 4096 bb
   client_do B flush
@@ -83,6 +92,7 @@ fence_shared() {
 }
 
 fence_shared
+fence_shared early
 if [ -x "$RBDX_BUILD/server/rbdx-engine" ]; then
   fence_shared engine
 else
