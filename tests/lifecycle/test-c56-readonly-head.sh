@@ -5,7 +5,8 @@
 # image read-only, without a header watch: Ceph does not refuse `rbd rm`
 # or `rbd resize --allow-shrink`, and nothing tells the handle.  rbdx
 # polls the header of such images (RBDX_HEADPOLL_INTERVAL_MS, 1 s).
-# Asserts, for connection A open on the head (and on a snapshot):
+# Asserts, for connection A open on the head (through nbdkit and the
+# built-in engine) and on a snapshot:
 #   - before: A reads the image's 0x5a at 12 MiB;
 #   - after `rbd resize --allow-shrink --size 8M` returned, within 3 s
 #     A's reads at 12 MiB fail with NBD_EINVAL (never zeros after that),
@@ -47,28 +48,51 @@ until_err() {
 
 pattern_file "$d/img" 16M 5a
 
-say "read-only head: rbd resize --allow-shrink, then rbd rm"
-img=$(new_image 16M)
-import_into "$img" "$d/img"
-sock="$d/h.sock"
-serve "$sock" -r -- "$img" id="$ro" keyring="$d/ro.keyring" 2>"$d/h.log"
-client_start A "$(uri "$sock")"
-client_do A read $((12 << 20)) 4096 5a
-rbd resize --no-progress --allow-shrink --size 8M "$img" >/dev/null 2>&1 ||
-  fail "rbd resize --allow-shrink failed"
-until_err A 3 readerr $((12 << 20)) 4096 EINVAL
-client_do A readerr $((12 << 20)) 4096 EINVAL
-client_do A read $((4 << 20)) 4096 5a
-rbd rm --no-progress "$img" >/dev/null 2>&1 ||
-  fail "rbd rm of $img failed (did the read-only handle watch?)"
-until_err A 3 readerr 0 4096 EIO
-client_do A readerr $((4 << 20)) 4096 EIO
-client_do A bserr 0 4096 EIO
-client_do A alive
-client_stop A
-stop_server "$sock"
-grep -q "error: rbdx: .*the image was removed" "$d/h.log" ||
-  fail "the removal was not logged at error level: $(cat "$d/h.log")"
+# head [engine]: the head through nbdkit, or through the built-in engine
+# (its test hook has no block status: reads only).
+head() {
+  local img sock log
+  img=$(new_image 16M)
+  import_into "$img" "$d/img"
+  if [ "${1:-}" = engine ]; then
+    say "read-only head, rbdx-engine: rbd resize --allow-shrink, then rbd rm"
+    sock="$d/he.sock"
+    serve_engine "$sock" --readonly -- "$img" id="$ro" keyring="$d/ro.keyring"
+    log=$sock.log
+  else
+    say "read-only head: rbd resize --allow-shrink, then rbd rm"
+    sock="$d/h.sock"
+    log="$d/h.log"
+    serve "$sock" -r -- "$img" id="$ro" keyring="$d/ro.keyring" 2>"$log"
+  fi
+  client_start A "$(uri "$sock")"
+  client_do A read $((12 << 20)) 4096 5a
+  rbd resize --no-progress --allow-shrink --size 8M "$img" >/dev/null 2>&1 ||
+    fail "rbd resize --allow-shrink failed"
+  until_err A 3 readerr $((12 << 20)) 4096 EINVAL
+  client_do A readerr $((12 << 20)) 4096 EINVAL
+  client_do A read $((4 << 20)) 4096 5a
+  rbd rm --no-progress "$img" >/dev/null 2>&1 ||
+    fail "rbd rm of $img failed (did the read-only handle watch?)"
+  until_err A 3 readerr 0 4096 EIO
+  client_do A readerr $((4 << 20)) 4096 EIO
+  [ "${1:-}" = engine ] || client_do A bserr 0 4096 EIO
+  client_do A alive
+  client_stop A
+  stop_server "$sock"
+  # nbdkit prefixes "error: " to the plugin's error-level lines.
+  local pat="error: rbdx: .*the image was removed"
+  [ "${1:-}" != engine ] || pat="rbdx: .*the image was removed"
+  grep -q "$pat" "$log" ||
+    fail "the removal was not logged at error level: $(cat "$log")"
+}
+
+head
+if [ -x "$RBDX_BUILD/server/rbdx-engine" ]; then
+  head engine
+else
+  say "no rbdx-engine built: its row is not run"
+fi
 
 say "read-only snapshot: rbd snap rm"
 img=$(new_image 16M)
