@@ -39,4 +39,13 @@ int rbdx_cluster_acquire (const struct rbdx_options *o, rados_t *out,
  * I/O context (destroy that first).  Thread-safe. */
 void rbdx_cluster_release (rados_t c);
 
+/** The client @p c (from rbdx_cluster_acquire) was fenced (blocklisted:
+ * a context on it saw -ESHUTDOWN/-EBLOCKLISTED): no later
+ * rbdx_cluster_acquire hands it out, so new contexts get a fresh Ceph
+ * client (a new instance); the contexts holding it keep it until they
+ * release it, and the last release shuts it down as usual.  A client of
+ * its own (connections_per_client=1) or an unknown @p c: nothing to do.
+ * Thread-safe; never fails. */
+void rbdx_cluster_retire (rados_t c);
+
 #endif /* RBDX_CLIENTS_H */

@@ -46,6 +46,7 @@
 #include <rbd/librbd.h>
 
 #include "rbdx/extents.h"
+#include "rbdx/headpoll.h"
 #include "rbdx/options.h"
 #include "rbdx/reactor.h"
 #include "rbdx/identity.h"
@@ -104,6 +105,8 @@ struct rbdx_ctx {
                                   (RBD_WRITE_ZEROES_FLAG_THICK_PROVISION),
                                   so nothing is ever deallocated. */
   char *name;                /**< canonical "pool/[ns/]image[@snap]", owned. */
+  struct rbdx_headpoll poll;  /**< a handle without a watch: its image's
+                                  removal and resize, polled (headpoll.h). */
   struct rbdx_size_entry size_entry;  /**< in size_file='s registry
                                           (sizefile.h) while it watches. */
   /** A shared writer that dispatches in its callers' threads

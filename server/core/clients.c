@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* rbdx: which Ceph client a librbd context gets (include/rbdx/clients.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@ struct shared_client {
   rados_t c;
   const struct rbdx_options *o;
   unsigned refs;
+  bool retired;      /* fenced: no new context gets it (under shared_lock) */
   struct shared_client *next;
 };
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -45,7 +47,7 @@ rbdx_cluster_acquire (const struct rbdx_options *o, rados_t *out,
     return client_connect (o, out, err, errlen);
   pthread_mutex_lock (&shared_lock);
   for (s = shared_clients; s; s = s->next)
-    if (s->o == o && s->refs < o->connections_per_client) {
+    if (s->o == o && !s->retired && s->refs < o->connections_per_client) {
       s->refs++;
       *out = s->c;
       pthread_mutex_unlock (&shared_lock);
@@ -95,4 +97,18 @@ rbdx_cluster_release (rados_t c)
   free (s);
   if (!rbdx_cct_release (c))
     rados_shutdown (c);
+}
+
+void
+rbdx_cluster_retire (rados_t c)
+{
+  struct shared_client *s;
+
+  pthread_mutex_lock (&shared_lock);
+  for (s = shared_clients; s; s = s->next)
+    if (s->c == c) {
+      s->retired = true;
+      break;
+    }
+  pthread_mutex_unlock (&shared_lock);
 }

@@ -73,6 +73,10 @@ finish (struct rbdx_ctx *ctx, enum rbdx_op op, uint64_t count,
   }
   if (op == RBDX_OP_READ && (uint64_t) r != count)
     return -EIO;
+  /* Removed while the read was in flight (its data may have read as
+   * zeros): as for block status, do not answer. */
+  if (op == RBDX_OP_READ && atomic_load (&ctx->gone))
+    return -ESTALE;
   if ((op == RBDX_OP_WRITE || op == RBDX_OP_ZERO) &&
       !rbdx_ctx_inside (ctx, count, offset))
     return -ENOSPC;

@@ -13,6 +13,7 @@
 #include "rbdx/clients.h"
 #include "rbdx/cluster.h"
 #include "rbdx/ctx.h"
+#include "rbdx/headpoll.h"
 #include "rbdx/imageconf.h"
 #include "rbdx/printable.h"
 #include "rbdx/qos.h"
@@ -187,10 +188,13 @@ open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
 void
 rbdx_ctx_mark_fenced (struct rbdx_ctx *ctx)
 {
-  if (!atomic_exchange (&ctx->fenced, true))
+  if (!atomic_exchange (&ctx->fenced, true)) {
     rbdx_error ("rbdx: %s: this Ceph client (instance %" PRIu64 ") was "
                   "blocklisted: its requests fail with EIO from now on",
                   ctx->name, rados_get_instance_id (ctx->cluster));
+    /* connections_per_client=: no new context on this client. */
+    rbdx_cluster_retire (ctx->cluster);
+  }
 }
 
 bool
@@ -336,6 +340,21 @@ choose_dispatch (struct rbdx_ctx *ctx, const struct rbdx_options *o,
   ctx->sub.on = (flags & RBDX_CTX_SHARED) && strcmp (cur, "false") == 0;
 }
 
+/* Undo a failed open_image and give back the (fenced) shared client. */
+static void
+retire_client (struct rbdx_ctx *ctx)
+{
+  if (ctx->image)
+    rbd_close (ctx->image);
+  ctx->image = NULL;
+  if (ctx->io)
+    rados_ioctx_destroy (ctx->io);
+  ctx->io = NULL;
+  rbdx_cluster_retire (ctx->cluster);
+  rbdx_cluster_release (ctx->cluster);
+  ctx->cluster = NULL;
+}
+
 int
 rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
                const struct rbdx_ident *ident, unsigned flags,
@@ -374,6 +393,21 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
   }
   choose_dispatch (ctx, o, flags);
   r = open_image (ctx, o, spec, ident, flags, &rw, err, errlen);
+  if (r == -ESHUTDOWN && !(flags & RBDX_CTX_PROBE) &&
+      o->connections_per_client > 1) {
+    /* A shared client fenced before any of its contexts noticed: retire
+     * it and open once more on a fresh one. */
+    rbdx_debug ("rbdx: %s: shared Ceph client blocklisted: retrying on a "
+                "new client", ctx->name);
+    retire_client (ctx);
+    r = rbdx_cluster_acquire (o, &ctx->cluster, err, errlen);
+    if (r < 0) {
+      ctx->cluster = NULL;
+      goto fail;
+    }
+    choose_dispatch (ctx, o, flags);
+    r = open_image (ctx, o, spec, ident, flags, &rw, err, errlen);
+  }
   if (r < 0)
     goto fail;
   if (flags & RBDX_CTX_PROBE)
@@ -405,13 +439,28 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
                           ctx->name, &ctx->cur_size);
     }
   }
-  else if (ctx->ident.snap_id != RBDX_NOSNAP) {
+  else {
+    /* Read-only (client.%s may not watch the header): nothing tells
+     * this handle of a removal or a resize; ask the cluster
+     * (headpoll.h). */
     char shown[1024];
 
-    rbdx_debug ("rbdx: %s: opened read-only (client.%s may not watch the "
-                  "image header): a removal of the snapshot is not noticed",
-                  ctx->name, rbdx_printable (rbdx_options_id (o), shown,
-                                             sizeof shown));
+    rbdx_printable (rbdx_options_id (o), shown, sizeof shown);
+    r = rbdx_headpoll_register (&ctx->poll, ctx->io, &ctx->ident, ctx->name,
+                                &ctx->gone, &ctx->cur_size);
+    if (r == -ENOTSUP)
+      rbdx_error ("rbdx: %s: opened read-only (client.%s may not watch the "
+                  "image header) and a format 1 image: its removal or "
+                  "shrink is not noticed", ctx->name, shown);
+    else if (r < 0) {
+      snprintf (err, errlen, "cannot follow '%s' opened read-only: %s",
+                ctx->name, strerror (-r));
+      goto fail;
+    }
+    else
+      rbdx_debug ("rbdx: %s: opened read-only (client.%s may not watch the "
+                  "image header): its removal and resize are polled every "
+                  "%d ms", ctx->name, shown, RBDX_HEADPOLL_INTERVAL_MS);
   }
 
 out:
@@ -429,6 +478,7 @@ rbdx_ctx_close (struct rbdx_ctx *ctx)
   if (!ctx)
     return;
   rbdx_size_unregister (&ctx->size_entry);
+  rbdx_headpoll_unregister (&ctx->poll);  /* before its I/O context goes */
   if (ctx->watching)
     rbd_update_unwatch (ctx->image, ctx->watch_handle);
   rbdx_updates_stop (&ctx->upd); /* after the unwatch: no more notes */

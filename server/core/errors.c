@@ -29,7 +29,8 @@ rbdx_nbd_error (int neg)
     return EINVAL;
   default:
     /* ESHUTDOWN (= EBLOCKLISTED: this client was fenced), ETIMEDOUT,
-     * ENOENT (image or snapshot gone), ESTALE (snapshot removed) ... */
+     * ENOENT (image or snapshot gone), ESTALE (the snapshot, or an
+     * image served read-only, was removed) ... */
     return EIO;
   }
 }
@@ -41,7 +42,7 @@ describe (int neg)
   case ESHUTDOWN:
     return "this Ceph client was blocklisted (fenced)";
   case ESTALE:
-    return "the snapshot was removed";
+    return "the snapshot or image was removed";
   default:
     return strerror (-neg);
   }

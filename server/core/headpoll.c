@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rbdx core: polling the headers of images served without a watch
+ * (include/rbdx/headpoll.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rbd/librbd.h>
+
+#include "rbdx/headpoll.h"
+#include "rbdx/log.h"
+
+/* One poller thread at a time; a new one once the last ended. */
+struct poller {
+  pthread_t t;
+  bool stop;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;  /* CLOCK_REALTIME */
+static struct rbdx_headpoll *entries;   /* under lock */
+static struct poller *current;          /* under lock */
+
+/* The size of @id (its snapshot's, or the head's) now, or -ENOENT when
+ * the image or the snapshot is gone or being removed; other errors
+ * (cluster unreachable, ...) say nothing. */
+static int
+head_state (rados_ioctx_t io, const struct rbdx_ident *id, uint64_t *size)
+{
+  char oid[RBDX_IMAGE_ID_MAX + 16], in[8], out[16];
+  uint64_t snap = id->snap_id == RBDX_NOSNAP ? LIBRADOS_SNAP_HEAD
+                                             : id->snap_id;
+  rbd_trash_image_info_t t;
+  bool removing;
+  int i, r;
+
+  snprintf (oid, sizeof oid, "rbd_header.%s", id->image_id);
+  for (i = 0; i < 8; i++)
+    in[i] = (char) (snap >> (8 * i));           /* le64 */
+  r = rados_exec (io, oid, "rbd", "get_size", in, sizeof in, out, sizeof out);
+  if (r < 0)
+    return r;
+  if (r < 9)                                    /* u8 order, le64 size */
+    return -EIO;
+  *size = 0;
+  for (i = 7; i >= 0; i--)
+    *size = (*size << 8) | (uint8_t) out[1 + i];
+  /* `rbd rm` first moves the image to the trash as "removing", then
+   * deletes its data objects, then the header. */
+  r = rbd_trash_get (io, id->image_id, &t);
+  if (r < 0)
+    return 0;
+  removing = t.source == RBD_TRASH_IMAGE_SOURCE_REMOVING;
+  rbd_trash_get_cleanup (&t);
+  return removing ? -ENOENT : 0;
+}
+
+/* Apply what was found for @first's image to every entry of it. */
+static void
+apply (struct rbdx_headpoll *first, int r, uint64_t size)
+{
+  struct rbdx_headpoll *e;
+
+  for (e = first; e; e = e->next) {
+    if (!rbdx_ident_equal (e->ident, first->ident))
+      continue;
+    if (r == -ENOENT) {
+      if (!atomic_exchange (e->gone, true))
+        rbdx_error ("rbdx: %s: the %s was removed: reads and block status "
+                    "on this connection fail with EIO from now on", e->name,
+                    e->ident->snap_id == RBDX_NOSNAP ? "image" : "snapshot");
+    }
+    else if (r == 0 && e->ident->snap_id == RBDX_NOSNAP &&
+             atomic_exchange (e->cur_size, size) != size)
+      rbdx_debug ("rbdx: %s: resized to %" PRIu64 " bytes", e->name, size);
+  }
+}
+
+/* One check of every image registered, each once.  Under lock. */
+static void
+poll_all (void)
+{
+  struct rbdx_headpoll *e, *f;
+  uint64_t size = 0;
+  int r;
+
+  for (e = entries; e; e = e->next) {
+    for (f = entries; f != e; f = f->next)
+      if (rbdx_ident_equal (f->ident, e->ident))
+        break;
+    if (f != e || atomic_load (e->gone))
+      continue;                 /* checked already, or gone for good */
+    r = head_state (e->io, e->ident, &size);
+    apply (e, r, size);
+  }
+}
+
+static void *
+run (void *arg)
+{
+  struct poller *p = arg;
+  struct timespec ts;
+
+  pthread_mutex_lock (&lock);
+  while (!p->stop) {
+    poll_all ();
+    clock_gettime (CLOCK_REALTIME, &ts);
+    ts.tv_sec += RBDX_HEADPOLL_INTERVAL_MS / 1000;
+    ts.tv_nsec += (long) (RBDX_HEADPOLL_INTERVAL_MS % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
+    /* Woken early by a registration (its image is checked at once) or
+     * by the stop. */
+    if (!p->stop)
+      (void) pthread_cond_timedwait (&cond, &lock, &ts);
+  }
+  pthread_mutex_unlock (&lock);
+  return NULL;
+}
+
+int
+rbdx_headpoll_register (struct rbdx_headpoll *e, rados_ioctx_t io,
+                        const struct rbdx_ident *ident, const char *name,
+                        atomic_bool *gone, _Atomic uint64_t *cur_size)
+{
+  struct poller *p;
+  int r;
+
+  if (strncmp (ident->image_id, "name:", 5) == 0)
+    return -ENOTSUP;
+  e->ident = ident;
+  e->io = io;
+  e->name = name;
+  e->gone = gone;
+  e->cur_size = cur_size;
+  pthread_mutex_lock (&lock);
+  if (!current) {
+    p = calloc (1, sizeof *p);
+    if (!p) {
+      pthread_mutex_unlock (&lock);
+      return -ENOMEM;
+    }
+    r = pthread_create (&p->t, NULL, run, p);
+    if (r != 0) {
+      pthread_mutex_unlock (&lock);
+      free (p);
+      return -r;
+    }
+    current = p;
+  }
+  e->next = entries;
+  entries = e;
+  e->registered = true;
+  pthread_cond_broadcast (&cond);     /* check the new image at once */
+  pthread_mutex_unlock (&lock);
+  return 0;
+}
+
+void
+rbdx_headpoll_unregister (struct rbdx_headpoll *e)
+{
+  struct rbdx_headpoll **q;
+  struct poller *p = NULL;
+
+  if (!e->registered)
+    return;
+  pthread_mutex_lock (&lock);
+  for (q = &entries; *q; q = &(*q)->next)
+    if (*q == e) {
+      *q = e->next;
+      break;
+    }
+  e->registered = false;
+  if (!entries) {
+    p = current;
+    current = NULL;
+    p->stop = true;
+    pthread_cond_broadcast (&cond);
+  }
+  pthread_mutex_unlock (&lock);
+  if (p) {
+    pthread_join (p->t, NULL);
+    free (p);
+  }
+}

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Case C56 (tests/README.md): a cephx id that may not write (osd 'profile
+# rbd-read-only') serves an image with nbdkit -r.  librbd then opens the
+# image read-only, without a header watch: Ceph does not refuse `rbd rm`
+# or `rbd resize --allow-shrink`, and nothing tells the handle.  rbdx
+# polls the header of such images (RBDX_HEADPOLL_INTERVAL_MS, 1 s).
+# Asserts, for connection A open on the head (through nbdkit and the
+# built-in engine) and on a snapshot:
+#   - before: A reads the image's 0x5a at 12 MiB;
+#   - after `rbd resize --allow-shrink --size 8M` returned, within 3 s
+#     A's reads at 12 MiB fail with NBD_EINVAL (never zeros after that),
+#     and at 4 MiB still read 0x5a;
+#   - after `rbd rm` returned, within 3 s A's reads and block status fail
+#     with NBD_EIO, for good (zeros never answered after 3 s), A stays
+#     connected, and the removal is logged at error level (no -v);
+#   - a snapshot served the same way: after `rbd snap rm`, within 3 s A's
+#     reads fail with NBD_EIO.
+. "$RBDX_TESTS/lib.sh"
+. "$RBDX_TESTS/multiconn/mc-lib.sh"
+requires_cluster
+requires ceph
+
+d=$(tmpdir)
+ro="c56ro$$"
+at_exit "ceph auth rm client.$ro >/dev/null 2>&1"
+ceph auth get-or-create "client.$ro" mon 'profile rbd' \
+  osd 'profile rbd-read-only pool=rbd' -o "$d/ro.keyring" >/dev/null 2>&1 ||
+  fail "cannot create client.$ro"
+
+# until_err NAME SECONDS CMD...: the nbd-script command CMD (readerr, bserr)
+# must succeed (the request failed as expected) within SECONDS; before then
+# any read that succeeds must have carried the image's bytes (nbd-script's
+# readerr reports a success with other data as a mismatch).
+until_err() {
+  local name=$1 secs=$2 t0=$SECONDS line
+  shift 2
+  while :; do
+    line=$(client_try "$name" "$@")
+    case $line in
+      ok) return 0 ;;
+    esac
+    [ $((SECONDS - t0)) -lt "$secs" ] ||
+      fail "'$*' on $name $secs s after the change: ${line#err }"
+    sleep 0.2
+  done
+}
+
+pattern_file "$d/img" 16M 5a
+
+# head [engine]: the head through nbdkit, or through the built-in engine
+# (its test hook has no block status: reads only).
+head() {
+  local img sock log
+  img=$(new_image 16M)
+  import_into "$img" "$d/img"
+  if [ "${1:-}" = engine ]; then
+    say "read-only head, rbdx-engine: rbd resize --allow-shrink, then rbd rm"
+    sock="$d/he.sock"
+    serve_engine "$sock" --readonly -- "$img" id="$ro" keyring="$d/ro.keyring"
+    log=$sock.log
+  else
+    say "read-only head: rbd resize --allow-shrink, then rbd rm"
+    sock="$d/h.sock"
+    log="$d/h.log"
+    serve "$sock" -r -- "$img" id="$ro" keyring="$d/ro.keyring" 2>"$log"
+  fi
+  client_start A "$(uri "$sock")"
+  client_do A read $((12 << 20)) 4096 5a
+  rbd resize --no-progress --allow-shrink --size 8M "$img" >/dev/null 2>&1 ||
+    fail "rbd resize --allow-shrink failed"
+  until_err A 3 readerr $((12 << 20)) 4096 EINVAL
+  client_do A readerr $((12 << 20)) 4096 EINVAL
+  client_do A read $((4 << 20)) 4096 5a
+  rbd rm --no-progress "$img" >/dev/null 2>&1 ||
+    fail "rbd rm of $img failed (did the read-only handle watch?)"
+  until_err A 3 readerr 0 4096 EIO
+  client_do A readerr $((4 << 20)) 4096 EIO
+  [ "${1:-}" = engine ] || client_do A bserr 0 4096 EIO
+  client_do A alive
+  client_stop A
+  stop_server "$sock"
+  # nbdkit prefixes "error: " to the plugin's error-level lines.
+  local pat="error: rbdx: .*the image was removed"
+  [ "${1:-}" != engine ] || pat="rbdx: .*the image was removed"
+  grep -q "$pat" "$log" ||
+    fail "the removal was not logged at error level: $(cat "$log")"
+}
+
+head
+if [ -x "$RBDX_BUILD/server/rbdx-engine" ]; then
+  head engine
+else
+  say "no rbdx-engine built: its row is not run"
+fi
+
+say "read-only snapshot: rbd snap rm"
+img=$(new_image 16M)
+import_into "$img" "$d/img"
+rbd snap create --no-progress "$img@s1" >/dev/null 2>&1
+sock="$d/s.sock"
+serve "$sock" -r -- "$img@s1" id="$ro" keyring="$d/ro.keyring" 2>"$d/s.log"
+client_start A "$(uri "$sock")"
+client_do A read $((12 << 20)) 4096 5a
+rbd snap rm --no-progress "$img@s1" >/dev/null 2>&1 || fail "rbd snap rm failed"
+until_err A 3 readerr $((12 << 20)) 4096 EIO
+client_do A readerr 0 4096 EIO
+client_stop A
+stop_server "$sock"
+grep -q "error: rbdx: .*the snapshot was removed" "$d/s.log" ||
+  fail "the snapshot removal was not logged at error level: $(cat "$d/s.log")"
+say "read-only handles notice removal and shrink within the polling window"
