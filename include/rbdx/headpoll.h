@@ -36,6 +36,7 @@ struct rbdx_headpoll {
   atomic_bool *gone;
   _Atomic uint64_t *cur_size;
   bool registered;
+  unsigned long round;      /**< headpoll.c's: the last round it was in */
   struct rbdx_headpoll *next;
 };
 
@@ -52,9 +53,11 @@ int rbdx_headpoll_register (struct rbdx_headpoll *e, rados_ioctx_t io,
                             const struct rbdx_ident *ident, const char *name,
                             atomic_bool *gone, _Atomic uint64_t *cur_size);
 
-/** Stop checking @p e (no-op if not registered); waits for a check in
- * progress (one cluster round trip), and for the thread to end when
- * @p e was the last.  Thread-safe. */
+/** Stop checking @p e (no-op if not registered); waits for a check of
+ * @p e's own in progress (one cluster round trip, made without the
+ * registry's lock: the registration and end of other contexts never
+ * wait for the cluster), and for the thread to end when @p e was the
+ * last.  Thread-safe. */
 void rbdx_headpoll_unregister (struct rbdx_headpoll *e);
 
 #endif /* RBDX_HEADPOLL_H */

@@ -22,6 +22,7 @@ struct poller {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;  /* CLOCK_REALTIME */
+static pthread_cond_t idle = PTHREAD_COND_INITIALIZER;  /* polling ended */
 static struct rbdx_headpoll *entries;   /* under lock */
 static struct poller *current;          /* under lock */
 
@@ -80,7 +81,15 @@ apply (struct rbdx_headpoll *first, int r, uint64_t size)
   }
 }
 
-/* One check of every image registered, each once.  Under lock. */
+/* The entry whose check runs now, without the lock (under lock). */
+static struct rbdx_headpoll *polling;
+static unsigned long round_no;
+
+/* One check of every image registered, each once.  Called under lock,
+ * which is let go during each cluster round trip: a registration or the
+ * end of another context never waits for the cluster (an OSD that does
+ * not answer would hold them up for as long).  The entry being checked
+ * stays registered meanwhile (rbdx_headpoll_unregister waits for it). */
 static void
 poll_all (void)
 {
@@ -88,13 +97,22 @@ poll_all (void)
   uint64_t size = 0;
   int r;
 
-  for (e = entries; e; e = e->next) {
-    for (f = entries; f != e; f = f->next)
-      if (rbdx_ident_equal (f->ident, e->ident))
+  round_no++;
+  for (;;) {
+    for (e = entries; e; e = e->next)
+      if (e->round != round_no && !atomic_load (e->gone))
         break;
-    if (f != e || atomic_load (e->gone))
-      continue;                 /* checked already, or gone for good */
+    if (!e)
+      return;
+    for (f = entries; f; f = f->next)
+      if (rbdx_ident_equal (f->ident, e->ident))
+        f->round = round_no;      /* one check per image */
+    polling = e;
+    pthread_mutex_unlock (&lock);
     r = head_state (e->io, e->ident, &size);
+    pthread_mutex_lock (&lock);
+    polling = NULL;
+    pthread_cond_broadcast (&idle);
     apply (e, r, size);
   }
 }
@@ -171,6 +189,8 @@ rbdx_headpoll_unregister (struct rbdx_headpoll *e)
   if (!e->registered)
     return;
   pthread_mutex_lock (&lock);
+  while (polling == e)
+    pthread_cond_wait (&idle, &lock);
   for (q = &entries; *q; q = &(*q)->next)
     if (*q == e) {
       *q = e->next;
