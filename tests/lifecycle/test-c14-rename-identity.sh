@@ -15,15 +15,6 @@
 . "$RBDX_TESTS/multiconn/mc-lib.sh"
 requires_cluster
 
-# bytes_at IMAGE OFFSET LENGTH: the distinct bytes (hex, in order of
-# runs) of part of IMAGE, as `rbd export` sees it.
-bytes_at() {
-  rm -f "$MC_DIR/export"
-  rbd export --no-progress "$1" "$MC_DIR/export" >/dev/null 2>&1
-  od -An -tx1 -v -j "$2" -N "$3" "$MC_DIR/export" | tr -d ' \n' |
-    sed -E 's/(..)\1*/\1 /g'
-}
-
 # expect_bytes IMAGE OFFSET BYTE WHY: the 4 KiB at OFFSET are all BYTE.
 expect_bytes() {
   local got

@@ -27,14 +27,6 @@
 requires_cluster
 requires qemu-io ceph
 
-# bytes_at IMAGE OFFSET: the distinct bytes of the 4 KiB at OFFSET.
-bytes_at() {
-  rm -f "$MC_DIR/export"
-  rbd export --no-progress "$1" "$MC_DIR/export" >/dev/null 2>&1
-  od -An -tx1 -v -j "$2" -N 4096 "$MC_DIR/export" | tr -d ' \n' |
-    sed -E 's/(..)\1*/\1 /g'
-}
-
 # timed_writeerr NAME OFF: a write on NAME must fail with EIO within 15 s.
 timed_writeerr() {
   local t0=$SECONDS

@@ -74,3 +74,13 @@ client_stop() {
   wait "$pid" 2>/dev/null || true
   unset "_mc_pid[$name]" "_mc_w[$name]" "_mc_r[$name]"
 }
+
+# bytes_at IMAGE OFFSET [LENGTH]: the distinct bytes (hex, in order of
+# runs) of LENGTH bytes (4096) at OFFSET of IMAGE, as `rbd export` sees
+# it.
+bytes_at() {
+  rm -f "$MC_DIR/export"
+  rbd export --no-progress "$1" "$MC_DIR/export" >/dev/null 2>&1
+  od -An -tx1 -v -j "$2" -N "${3:-4096}" "$MC_DIR/export" | tr -d ' \n' |
+    sed -E 's/(..)\1*/\1 /g'
+}
