@@ -365,7 +365,8 @@ static struct rbdx_state *
 find_mapping (const struct rbdx_nbd_args *a, struct rbdx_state *all, int n,
               bool need_process)
 {
-  struct rbdx_state *st = rbdx_mapped_find (a->spec ? a->target : a->device, all, n);
+  struct rbdx_state *st = a->spec ? rbdx_nbd_find (a, all, n)
+                                  : rbdx_mapped_find (a->device, all, n);
 
   if (a->spec && !st)
     fprintf (stderr, "rbd-nbd: %s is not mapped\n", a->target);
@@ -386,13 +387,18 @@ do_unmap (const struct rbdx_nbd_args *a)
   static struct rbdx_state all[MAX_MAPPED];
   struct cli c;
   char *args[2] = { "unmap", NULL };
+  struct rbdx_state *st = NULL;
+  char dev[32];
   int n = rbdx_mapped_load (all, MAX_MAPPED);
 
-  if (a->spec && !find_mapping (a, all, n, false))
+  /* A spec: the device of the mapping it names (spec, snap id, device),
+   * never another mapping of the image (this unmap is --force). */
+  if (a->spec && !(st = find_mapping (a, all, n, false)))
     return RBDX_NBD_EXIT_FAILURE;
   cli_init (&c);
   c.force = true;
-  args[1] = (char *) (a->spec ? a->target : a->device);
+  snprintf (dev, sizeof dev, "/dev/nbd%d", st ? st->index : a->device_index);
+  args[1] = dev;
   c.args = args;
   c.nargs = 2;
   return cmd_unmap (&c);
