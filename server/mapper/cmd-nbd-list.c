@@ -48,7 +48,11 @@ rec_of (const struct rbdx_state *st, struct rec *r)
   snprintf (r->pool, sizeof r->pool, "%s", spec.pool);
   snprintf (r->ns, sizeof r->ns, "%s", spec.ns ? spec.ns : "");
   snprintf (r->image, sizeof r->image, "%s", spec.image);
-  snprintf (r->snap, sizeof r->snap, "%s", spec.snap ? spec.snap : "");
+  /* A --snap-id mapping: "@ID", as rbd-nbd lists it (do_list_mapped_devices). */
+  if (!spec.snap && rbdx_nbd_snap_id (st) >= 0)
+    snprintf (r->snap, sizeof r->snap, "@%lld", rbdx_nbd_snap_id (st));
+  else
+    snprintf (r->snap, sizeof r->snap, "%s", spec.snap ? spec.snap : "");
   snprintf (r->device, sizeof r->device, "/dev/nbd%d", st->index);
   rbdx_nbd_cookie_of (st->backend, r->cookie, sizeof r->cookie);
   rbdx_spec_free (&spec);

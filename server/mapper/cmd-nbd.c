@@ -30,6 +30,7 @@
 #include "mapped.h"
 #include "nbd-compat.h"
 #include "state.h"
+#include "supervise.h"
 #include "target.h"
 
 static const char *
@@ -365,7 +366,8 @@ static struct rbdx_state *
 find_mapping (const struct rbdx_nbd_args *a, struct rbdx_state *all, int n,
               bool need_process)
 {
-  struct rbdx_state *st = rbdx_mapped_find (a->spec ? a->target : a->device, all, n);
+  struct rbdx_state *st = a->spec ? rbdx_nbd_find (a, all, n)
+                                  : rbdx_mapped_find (a->device, all, n);
 
   if (a->spec && !st)
     fprintf (stderr, "rbd-nbd: %s is not mapped\n", a->target);
@@ -386,13 +388,18 @@ do_unmap (const struct rbdx_nbd_args *a)
   static struct rbdx_state all[MAX_MAPPED];
   struct cli c;
   char *args[2] = { "unmap", NULL };
+  struct rbdx_state *st = NULL;
+  char dev[32];
   int n = rbdx_mapped_load (all, MAX_MAPPED);
 
-  if (a->spec && !find_mapping (a, all, n, false))
+  /* A spec: the device of the mapping it names (spec, snap id, device),
+   * never another mapping of the image (this unmap is --force). */
+  if (a->spec && !(st = find_mapping (a, all, n, false)))
     return RBDX_NBD_EXIT_FAILURE;
   cli_init (&c);
   c.force = true;
-  args[1] = (char *) (a->spec ? a->target : a->device);
+  snprintf (dev, sizeof dev, "/dev/nbd%d", st ? st->index : a->device_index);
+  args[1] = dev;
   c.args = args;
   c.nargs = 2;
   return cmd_unmap (&c);
@@ -469,10 +476,15 @@ is_child (pid_t pid)
  * as they end rbd-nbd (its device then waits for an attach).  Only a
  * mapping this process started is detached: a map of an image that was
  * already mapped (by ceph-csi, say) prints that device and stays, but a
- * signal then ends only this process.  The logs stay in the run
- * directory unless --log-file named a file. */
+ * signal then ends only this process.  The mapping is the one on
+ * @p index (the device attach named), for map (-1) the one whose
+ * supervisor this process forked, else the one of @p a's spec, snap id
+ * and mode (cmd_map found it mapped): never by the image's text alone,
+ * which finds another mapping of it (the head for a read-only or
+ * --snap-id map), so a signal would leave this one be.  The logs stay
+ * in the run directory unless --log-file named a file. */
 static int
-stay (const char *what)
+stay (const struct rbdx_nbd_args *a, int index)
 {
   static struct rbdx_state all[MAX_MAPPED];
   struct rbdx_state *st;
@@ -481,15 +493,29 @@ stay (const char *what)
   int n;
 
   fflush (stdout);
+  /* The map lock map or attach took (mapped.h) is held until exit: an
+   * unmap or map meanwhile would wait for this process for good.  The
+   * supervisor's copy keeps it until the mapping is recorded. */
+  if (rbdx_lock_fd >= 0) {
+    close (rbdx_lock_fd);
+    rbdx_lock_fd = -1;
+  }
   sigemptyset (&set);
   sigaddset (&set, SIGTERM);
   sigaddset (&set, SIGINT);
   sigaddset (&set, SIGHUP);
   sigprocmask (SIG_BLOCK, &set, NULL);
   n = rbdx_mapped_load (all, MAX_MAPPED);
-  st = rbdx_mapped_find (what, all, n);
+  st = NULL;
+  for (int i = 0; i < n && !st; i++)
+    if (index >= 0 ? all[i].index == index : is_child (all[i].supervisor))
+      st = &all[i];
+  for (int i = 0; i < n && !st; i++)
+    if (index < 0 && rbdx_nbd_find (a, &all[i], 1) &&
+        all[i].read_only == (a->read_only || a->snap_id >= 0 || strchr (a->target, '@')))
+      st = &all[i];
   if (!st)
-    die (1, "%s: no supervisor serves it", what);
+    die (1, "%s: no supervisor serves it", index >= 0 ? a->device : a->target);
   ours = is_child (st->supervisor);
   for (;;) {
     struct timespec ts = { 0, 200000000 };
@@ -523,12 +549,12 @@ rbdx_nbd_main (int argc, char **argv)
   case RBDX_NBD_MAP:
     r = do_map (&a);
     if (r == 0 && a.foreground)
-      r = stay (a.target);
+      r = stay (&a, -1);
     break;
   case RBDX_NBD_ATTACH:
     r = do_attach (&a);
     if (r == 0 && a.foreground)
-      r = stay (a.device);
+      r = stay (&a, a.device_index);
     break;
   case RBDX_NBD_UNMAP: r = do_unmap (&a); break;
   case RBDX_NBD_DETACH: r = do_detach (&a); break;

@@ -203,4 +203,17 @@ const char *rbdx_nbd_backend_identity (const char *backend, char *buf, size_t le
  *  @return true to go on. */
 bool rbdx_nbd_cookie_ok (const char *backend, const char *cookie, const char **msg);
 
+struct rbdx_state;
+
+/** The --snap-id of mapping @p st (its snap_id= parameter), -1 if none
+ *  (cmd-nbd-find.c). */
+long long rbdx_nbd_snap_id (const struct rbdx_state *st);
+
+/** The mapping among @p all (@p n) that unmap or detach of a spec @p a
+ *  names, as rbd-nbd's find_mapped_dev_by_spec: its target (pool,
+ *  namespace, image, snap name) and snap id are a's, and so is its
+ *  device when a gives --device; NULL if none (cmd-nbd-find.c). */
+struct rbdx_state *rbdx_nbd_find (const struct rbdx_nbd_args *a,
+                                  struct rbdx_state *all, int n);
+
 #endif
