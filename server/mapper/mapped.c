@@ -44,27 +44,30 @@ remove_stale_dirs (void)
   closedir (d);
 }
 
-/* Whether a saved mapping names the keyring file @p name (a name in
- * RUN_DIR/keyrings/); true too when some state cannot be read, since it
- * may. */
-static bool
-keyring_named (const char *name, const int *idx, int n)
+/* The file names (in RUN_DIR/keyrings/) of the keyrings the @p n saved
+ * mappings @p idx name, each state read once: a malloc'd array of
+ * @p n names ("" for none), or NULL when a state cannot be read (it may
+ * name one) or on ENOMEM. */
+static char (*keyrings_named (const int *idx, int n))[256]
 {
+  char (*names)[256] = calloc ((size_t) n + 1, sizeof *names);
   struct rbdx_state st;
 
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; names && i < n; i++) {
     const char *base;
     int r = rbdx_state_load (idx[i], &st);
 
     if (r == -ENOENT)
       continue;
-    if (r < 0)
-      return true;
+    if (r < 0) {
+      free (names);
+      return NULL;
+    }
     base = strrchr (st.keyring_file, '/');
-    if (base && strcmp (base + 1, name) == 0)
-      return true;
+    if (base)
+      snprintf (names[i], sizeof names[i], "%s", base + 1);
   }
-  return false;
+  return names;
 }
 
 /* Remove the keyring files no saved mapping names.  Only the holder of
@@ -76,32 +79,35 @@ keyring_named (const char *name, const int *idx, int n)
 static void
 sweep_keyrings (void)
 {
-  int idx[MAX_MAPPED], n = rbdx_state_list (idx, MAX_MAPPED), fd;
-  char dir[4200];
+  int idx[MAX_MAPPED], n = rbdx_state_list (idx, MAX_MAPPED), fd, i;
+  char dir[4200], (*names)[256];
   struct dirent *e;
   DIR *d;
 
-  if (n < 0)
+  if (n < 0 || !(names = keyrings_named (idx, n)))
     return;
   snprintf (dir, sizeof dir, "%s/keyrings", rbdx_run_dir ());
   fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return;
-  d = fdopendir (fd);
+  d = fd < 0 ? NULL : fdopendir (fd);
   if (!d) {
-    close (fd);
+    if (fd >= 0)
+      close (fd);
+    free (names);
     return;
   }
   while ((e = readdir (d))) {
     size_t len = strlen (e->d_name);
 
     if (e->d_name[0] == '.' || len <= 8 ||
-        strcmp (e->d_name + len - 8, ".keyring") != 0 ||
-        keyring_named (e->d_name, idx, n))
+        strcmp (e->d_name + len - 8, ".keyring") != 0)
       continue;
-    unlinkat (fd, e->d_name, 0);
+    for (i = 0; i < n && strcmp (names[i], e->d_name) != 0; i++)
+      ;
+    if (i == n)
+      unlinkat (fd, e->d_name, 0);
   }
   closedir (d);
+  free (names);
 }
 
 int
