@@ -419,3 +419,14 @@ uml_finish() {
 }
 
 uml_run() { uml_boot "$1"; uml_finish "$2"; }
+
+# uml_serve_for_mapper SOCKET IMAGE MAPPER: serve IMAGE on SOCKET as the
+# mapper starts its own server (size_file= in the share, advertise_size=max),
+# bridge it into the guest, and let the guest see MAPPER's directory and
+# the stand-in engine's (tests/kernel in the build).
+uml_serve_for_mapper() {
+  uml_serve "$1" "$2" size_file="$UML_SHARE/size" advertise_size=max
+  uml_bridge "$1"
+  uml_guest_mount "$(dirname "$3")"
+  uml_guest_mount "$RBDX_BUILD/tests/kernel"
+}

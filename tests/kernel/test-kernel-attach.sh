@@ -48,10 +48,7 @@ img=$(new_image 64M)
 uml_setup
 [ -x "$UML_DIR/root/usr/bin/nbdkit" ] || skip "the guest root has no nbdkit"
 sock="$UML_DIR/nbd.sock"
-uml_serve "$sock" "$img" size_file="$UML_SHARE/size" advertise_size=max
-uml_bridge "$sock"
-uml_guest_mount "$(dirname "$mapper")"
-uml_guest_mount "$RBDX_BUILD/tests/kernel"
+uml_serve_for_mapper "$sock" "$img" "$mapper"
 
 # The recorded connection_info: what Cinder's RBD driver returns, with this
 # sandbox's monitors (address and port from its conf) and user.

@@ -58,10 +58,7 @@ mapper=$(uml_mapper nbd-compat)
 img=$(new_image 64M)
 uml_setup
 sock="$UML_DIR/nbd.sock"
-uml_serve "$sock" "$img" size_file="$UML_SHARE/size" advertise_size=max
-uml_bridge "$sock"
-uml_guest_mount "$(dirname "$mapper")"
-uml_guest_mount "$RBDX_BUILD/tests/kernel"
+uml_serve_for_mapper "$sock" "$img" "$mapper"
 # The rbd CLI runs the rbd-nbd beside its own executable (/proc/self/exe
 # + "-nbd", Ceph src/tools/rbd/action/Nbd.cc): a copy of Debian's rbd
 # beside a link rbd-nbd -> the mapper, as rbdx.pod tells users to do.

@@ -33,10 +33,7 @@ mapper=$(uml_mapper nbd-unmap)
 img=$(new_image 64M)
 uml_setup
 sock="$UML_DIR/nbd.sock"
-uml_serve "$sock" "$img" size_file="$UML_SHARE/size" advertise_size=max
-uml_bridge "$sock"
-uml_guest_mount "$(dirname "$mapper")"
-uml_guest_mount "$RBDX_BUILD/tests/kernel"
+uml_serve_for_mapper "$sock" "$img" "$mapper"
 uml_guest_env NBD_EXPORT="$img" MAPPER="$mapper" \
   STANDIN_ENGINE="$(cd "$RBDX_BUILD/tests/kernel" && pwd -P)/standin-engine"
 
