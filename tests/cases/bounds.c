@@ -25,6 +25,10 @@
  *        bounds [--trim-errno NAME] --shrink IMAGE NEWSIZE URI
  *          write the last 2048 bytes, then `rbd resize --allow-shrink`
  *          IMAGE to NEWSIZE (bytes) while the connection stays open;
+ *          at once, with no wait (case C68), a write of 4096 bytes crossing
+ *          NEWSIZE gets NBD_ENOSPC and a read there NBD_EINVAL (librbd
+ *          knows the new end on every handle once `rbd resize` has
+ *          returned, whether or not rbdx's update thread has run yet);
  *          once a read past NEWSIZE fails (rbdx learns of the resize
  *          through its update watch; waited for up to 30 s) the checks
  *          above run with SIZE = NEWSIZE: the connection still has the
@@ -151,6 +155,11 @@ main (int argc, char *argv[])
               "--size %" PRIu64 "B '%s'", size, image);
     if (system (cmd) != 0)
       FAIL ("%s failed", cmd);
+    memset (buf, 0xee, sizeof buf);
+    ERR (nbd_pwrite (h, buf, sizeof buf, size - 2048, 0), ENOSPC);
+    ALIVE (h);
+    ERR (nbd_pread (h, buf, sizeof buf, size - 2048, 0), EINVAL);
+    ALIVE (h);
     end = now_s () + 30;
     while (nbd_pread (h, buf, 4096, size + MiB, 0) == 0) {
       if (now_s () > end)

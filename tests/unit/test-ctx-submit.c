@@ -193,6 +193,15 @@ rbd_get_flags (rbd_image_t image, uint64_t *flags)
   return -ENOSYS;
 }
 
+/* The image's end as librbd knows it: as large as the context's. */
+int
+rbd_get_size (rbd_image_t image, uint64_t *size)
+{
+  (void) image;
+  *size = UINT64_MAX;
+  return 0;
+}
+
 /* The core's other services ctx-io.c refers to (never reached here). */
 void
 rbdx_ctx_mark_fenced (struct rbdx_ctx *ctx)
