@@ -257,7 +257,7 @@ map_show_cookie (struct cli *c, const char *cookie)
   ssize_t n;
 
   fflush (stdout);
-  saved = dup (1);
+  saved = fcntl (1, F_DUPFD_CLOEXEC, 0);
   mfd = memfd_create ("rbd-nbd-map", MFD_CLOEXEC);
   if (saved < 0 || mfd < 0 || dup2 (mfd, 1) < 0)
     die (1, "cannot catch the output of map: %s", strerror (errno));

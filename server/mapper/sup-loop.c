@@ -28,6 +28,30 @@ setup_exit (const struct rbdx_map_opts *o)
   _exit (1);
 }
 
+/* Close every descriptor from 3 up but the @p n in @p keep (-1 entries
+ * ignored). */
+static void
+close_all_but (const int *keep, size_t n)
+{
+  unsigned from = 3;
+  size_t i;
+
+  for (;;) {
+    int next = -1;            /* the lowest kept descriptor >= from */
+
+    for (i = 0; i < n; i++)
+      if (keep[i] >= (int) from && (next < 0 || keep[i] < next))
+        next = keep[i];
+    if (next < 0) {
+      close_range (from, ~0U, 0);
+      return;
+    }
+    if ((unsigned) next > from)
+      close_range (from, (unsigned) next - 1, 0);
+    from = (unsigned) next + 1;
+  }
+}
+
 void
 sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
 {
@@ -126,6 +150,17 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
   if (logfd >= 0) {
     dup2 (logfd, 1);
     dup2 (logfd, 2);
+  }
+  /* Nothing else of the caller's stays open for the mapping's life: a
+   * descriptor it left without O_CLOEXEC (rbd-nbd --show-cookie's copy
+   * of stdout, the pipe of a caller that reads the output to its end,
+   * an attach daemon's sockets) would keep that caller waiting as long
+   * as the device is mapped.  Kept: the report pipe, the map lock's
+   * copy (above), the signalfd, the log and /dev/null. */
+  {
+    const int keep[] = { report_fd, rbdx_lock_fd, s->sigfd, logfd, null };
+
+    close_all_but (keep, sizeof keep / sizeof keep[0]);
   }
   logmsg ("supervising %s for %s", o->target, o->attach ? "re-attach" : "map");
 }

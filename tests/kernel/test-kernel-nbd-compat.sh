@@ -42,6 +42,9 @@
 #   - map -f stays in the foreground; SIGTERM to it detaches (the device
 #     stays connected), attach gets it back; a map -f that finds the image
 #     mapped already stays too, but SIGTERM to it leaves that mapping be;
+#   - map --show-cookie prints "/dev/nbd0 COOKIE" through a pipe that
+#     ends with the command; the supervisor holds no descriptor of its
+#     caller's (case C67);
 #   - `rbd device map -t nbd -o ...`, `rbd device list -t nbd --format
 #     json` and `rbd device unmap -t nbd` through a copy of Debian's rbd
 #     beside a link rbd-nbd -> the mapper: the device path, the -o options
@@ -242,6 +245,20 @@ wait "$fg" || fail "the second map -f exited $? on SIGTERM"
 check_data "after SIGTERM to a second map -f"
 "$rn" unmap "$NBD_EXPORT" || fail "unmap by spec failed"
 [ ! -e /sys/block/nbd0/pid ] || fail "/dev/nbd0 is still connected after unmap by spec"
+
+# --show-cookie prints "DEVICE COOKIE", and its output ends when map does,
+# for a caller that reads it to the end (a pipe, as `$(...)`); and the
+# supervisor keeps none of the caller's descriptors (fd 9 here, left
+# without O_CLOEXEC).  Case C67.
+("$rn" map "$NBD_EXPORT" --cookie=sc1 --show-cookie 9>/tmp/held | cat >/tmp/sc.out) &
+pipe=$!
+ended() { ! kill -0 "$pipe" 2>/dev/null; }
+wait_until 60 ended || fail "the output of map --show-cookie never ended"
+[ "$(cat /tmp/sc.out)" = "/dev/nbd0 sc1" ] || fail "map --show-cookie printed '$(cat /tmp/sc.out)'"
+sup=$(pgrep -f "^($MAPPER|$rn) " | head -1)
+held=$(ls -l "/proc/$sup/fd" | grep -e /tmp/held -e pipe: -e memfd:) &&
+  fail "the supervisor holds its caller's descriptors: $held"
+"$rn" unmap /dev/nbd0 || fail "unmap after --show-cookie failed"
 
 # `rbd device map -t nbd` through the copy of rbd beside the personality:
 # -o options become rbd-nbd flags (connections is rbdx's own).
