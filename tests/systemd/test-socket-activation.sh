@@ -131,3 +131,47 @@ if [ -x "$mapper" ]; then
   [ ! -e "$d/run/sup-0" ] || fail "the mapper kept a dead supervisor's directory"
   say "the mapper leaves the units' sockets alone (pools sup-0, nbd5, keyrings, lock)"
 fi
+
+# The handshake timeout (case C69; nbdkit >= 1.42 has --timeout): the
+# unit passes --timeout=60, and a --timeout= in NBDKIT_OPTS wins.  With
+# --timeout=2, 20 connections that never negotiate are all dropped by
+# the server, while a client that finished its handshake before keeps
+# being served across the same time.
+if nbdkit --help 2>&1 | grep -q -- --timeout; then
+  unit_exec_start "$img"
+  printf '%s\n' "${UNIT_ARGV[@]}" | grep -qx -- --timeout=60 ||
+    fail "rbdx@.service passes no --timeout=60: ${UNIT_ARGV[*]}"
+  export RBDX_CLUSTER_OPTS="conf=$CEPH_CONF" NBDKIT_OPTS="--timeout=2"
+  unit_exec_start "$img"
+  unset RBDX_CLUSTER_OPTS NBDKIT_OPTS
+  sock2=$d/run/sockets/timeout.sock
+  socket_activate "$d/server2.pid" "$sock2" -- "${UNIT_ARGV[@]}" ||
+    fail "cannot start systemd-socket-activate"
+  export RBDX_SOCK2=$sock2
+  nbdsh -u "$(uri "$sock2")" -c '
+import os, socket, time
+h.pwrite(b"\x77" * 4096, 0)
+idle = []
+for i in range(20):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(os.environ["RBDX_SOCK2"])
+    s.settimeout(30)
+    idle.append(s)
+dropped = 0
+for s in idle:
+    try:
+        while s.recv(4096):
+            pass            # the greeting, then the end
+        dropped += 1
+    except socket.timeout:
+        pass
+    s.close()
+print("idle connections dropped: %d of 20" % dropped)
+assert dropped == 20, dropped
+assert h.pread(4096, 0) == b"\x77" * 4096
+print("the negotiated connection is still served")
+' >"$d/timeout.out" 2>&1 || fail "handshake timeout: $(cat "$d/timeout.out")"
+  say "$(cat "$d/timeout.out")"
+else
+  say "nbdkit $(nbdkit --version) has no --timeout: the unit passes none"
+fi
