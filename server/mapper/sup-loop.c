@@ -151,6 +151,12 @@ sup_setup (struct sup *s, const struct rbdx_map_opts *o, int report_fd)
     dup2 (logfd, 1);
     dup2 (logfd, 2);
   }
+  else if (null >= 0) {
+    /* No log (our own could not be created): never the caller's
+     * stdout and stderr, which may be pipes it reads to their end. */
+    dup2 (null, 1);
+    dup2 (null, 2);
+  }
   /* Nothing else of the caller's stays open for the mapping's life: a
    * descriptor it left without O_CLOEXEC (rbd-nbd --show-cookie's copy
    * of stdout, the pipe of a caller that reads the output to its end,
