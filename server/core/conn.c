@@ -248,9 +248,10 @@ rbdx_conn_probe (const struct rbdx_options *o, const struct rbdx_spec *spec,
 
     if (w == -EPERM || w == -EACCES)
       rbdx_error ("rbdx: %s; every connection that may write will be "
-                  "refused (serve it read-only: nbdkit -r, or give the "
-                  "id write rights)", rbdx_printable (werr, shown,
-                                                       sizeof shown));
+                  "refused: none if nbdkit runs with -r (nbdkit does not "
+                  "tell the plugin before serving), else serve it "
+                  "read-only or give the id write rights",
+                  rbdx_printable (werr, shown, sizeof shown));
   }
   if (r == 0 && o->exclusive && ctx->ident.snap_id == RBDX_NOSNAP &&
       !(ctx->features & RBD_FEATURE_EXCLUSIVE_LOCK)) {
