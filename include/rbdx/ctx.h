@@ -88,6 +88,11 @@ struct rbdx_ctx {
   bool follows_size;         /**< a head handle whose watch keeps cur_size. */
   atomic_bool gone;          /**< the snapshot served was removed. */
   atomic_bool fenced;        /**< this rados_t was blocklisted. */
+  atomic_bool write_rofs;    /**< a write here failed with EROFS (the
+                                  image was non-primary, or read-only
+                                  for a migration): librbd keeps that
+                                  state in the handle, so a shared
+                                  writer serves no new connection. */
   /** The image's QoS state (qos.h), set by the connection after open so
    * that the update watch can refresh the limits; NULL for writers. */
   struct rbdx_qos *_Atomic qos;

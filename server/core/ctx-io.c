@@ -100,6 +100,8 @@ finish (struct rbdx_ctx *ctx, enum rbdx_op op, uint64_t count,
 {
   if (r == -ESHUTDOWN)
     rbdx_ctx_mark_fenced (ctx);
+  if (r == -EROFS && op != RBDX_OP_READ)
+    atomic_store (&ctx->write_rofs, true);
   if (r < 0) {
     if (op == RBDX_OP_FLUSH)
       atomic_store (&ctx->dirty, true);     /* still owed */

@@ -74,23 +74,30 @@ close_writer (struct rbdx_writer *w)
 }
 
 /* A usable writer of @ident, with a new reference, or NULL.  A fenced
- * writer serves no new connection: the reference an exclusive writer
+ * writer serves no new connection, nor one whose writes failed with
+ * EROFS: librbd keeps a handle that saw the image non-primary read-only
+ * after `rbd mirror image promote` (seen with Ceph 16.2; a handle
+ * opened afterwards writes), so after a demote and promote every new
+ * connection would get NBD_EPERM for as long as an old one stays.  The
+ * connections that have it keep it.  The reference an exclusive writer
  * holds on itself is dropped, so it closes with its last user (returned
  * in *dead when that is now).  Call with table_lock held. */
 static struct rbdx_writer *
 find_usable (const struct rbdx_ident *ident, struct rbdx_writer **dead)
 {
   struct rbdx_writer *w, *next;
+  bool rofs;
 
   for (w = table; w; w = next) {
     next = w->next;
     if (!rbdx_ident_equal (&w->ctx->ident, ident))
       continue;
-    if (!rbdx_ctx_check_fenced (w->ctx)) {
+    rofs = atomic_load (&w->ctx->write_rofs);
+    if (!rofs && !rbdx_ctx_check_fenced (w->ctx)) {
       w->refs++;
       return w;
     }
-    if (!w->counted_fence) {
+    if (!rofs && !w->counted_fence) {     /* a fence, not an EROFS */
       w->counted_fence = true;
       atomic_fetch_add (&rbdx_writer_fences, 1);
     }

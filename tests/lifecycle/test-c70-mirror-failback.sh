@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Case C70 (tests/README.md): a served image with snapshot-based
+# mirroring is demoted and promoted again (a planned failover and
+# failback) while connection A stays open; default features, so the
+# writes go through the shared writer.
+# Asserts (nbdkit, and rbdx-engine):
+#   - A writes before the demote; after `rbd mirror image demote` its
+#     write fails (NBD_EPERM: the image is non-primary, read-only);
+#   - after `rbd mirror image promote`, a new connection B writes and
+#     flushes, and its data is on the image (`rbd export`), while A is
+#     still connected (A may keep failing: librbd keeps the read-only
+#     state in the handle A's writes went through);
+#   - A is still alive.
+. "$RBDX_TESTS/lib.sh"
+. "$RBDX_TESTS/multiconn/mc-lib.sh"
+requires_cluster
+
+pool=${RBDX_POOL:-rbd}
+rbd mirror pool enable "$pool" image >/dev/null 2>&1 ||
+  skip "rbd mirror pool enable $pool image failed: no mirroring here"
+
+n=0
+failback() {
+  local img sock u
+  n=$((n + 1))
+  img=$(new_image 16M)
+  rbd mirror image enable "$img" snapshot >/dev/null ||
+    fail "rbd mirror image enable $img snapshot failed"
+  sock="$MC_DIR/s$n.sock"
+  if [ "${1:-}" = engine ]; then
+    say "rbdx-engine: demote and promote of a served image"
+    serve_engine "$sock" -- "$img"
+  else
+    say "nbdkit: demote and promote of a served image"
+    serve "$sock" -- "$img" 2>"$MC_DIR/s$n.log"
+  fi
+  u=$(uri "$sock")
+  client_start A "$u"
+  client_do A write 0 4096 aa
+  client_do A flush
+  rbd mirror image demote "$img" >/dev/null || fail "demote failed"
+  client_do A writeerr 4096 4096 ab EPERM
+  rbd mirror image promote "$img" >/dev/null || fail "promote failed"
+  client_start B "$u"
+  client_do B write 8192 4096 bb
+  client_do B flush
+  [ "$(bytes_at "$img" 8192)" = "bb " ] ||
+    fail "B's write after the promote is not on the image: $(bytes_at "$img" 8192)"
+  [ "$(bytes_at "$img" 0)" = "aa " ] || fail "A's write before the demote is gone"
+  client_do A alive
+  client_stop B
+  client_stop A
+  stop_server "$sock"
+}
+
+failback
+failback engine
+say "ok"
