@@ -226,6 +226,33 @@ check_snapshot (struct rbdx_ctx *ctx)
                   ctx->name);
 }
 
+/* Move the handle to its snapshot again, which reloads what librbd
+ * keeps of it.  A read-write handle moved to a snapshot (the one with
+ * the header watch) keeps the snapshot's object map and parent as it
+ * loaded them: after `rbd feature enable object-map` and `rbd
+ * object-map rebuild IMAGE@SNAP`, after `rbd flatten` of a clone or
+ * `rbd migration execute`, it read zeros where the snapshot holds data
+ * (Ceph 16.2; a read-only handle, or this one set again, reads the
+ * data).  Reads between the header update and this pass may still see
+ * the old map. */
+static void
+reload_snapshot (struct rbdx_ctx *ctx)
+{
+  int r;
+
+  if (atomic_load (&ctx->gone))
+    return;
+  r = rbd_snap_set_by_id (ctx->image, ctx->ident.snap_id);
+  if (r == -ENOENT)
+    check_snapshot (ctx);
+  else if (r < 0)
+    rbdx_error ("rbdx: %s: cannot reload the snapshot after a header "
+                "update: %s", ctx->name, strerror (-r));
+  else
+    rbdx_debug ("rbdx: %s: snapshot reloaded after a header update",
+                ctx->name);
+}
+
 /* The image header changed: a resize or a snapshot removal by another
  * client (the pattern rbd-nbd uses to follow resizes), a QoS setting,
  * or a lock break.  Runs on a thread the context starts for the update
@@ -247,6 +274,7 @@ handle_update (void *arg)
     rbdx_ctx_check_fenced (ctx);
   if (ctx->ident.snap_id != RBDX_NOSNAP) {
     check_snapshot (ctx);
+    reload_snapshot (ctx);
     return;
   }
   if (rbd_get_size (ctx->image, &size) == 0 &&
