@@ -19,39 +19,50 @@ reads_aa() {
     [ "$(client_try A read $((4 << 20)) 4096 aa)" = ok ]
 }
 
-serve_snap() {   # serve_snap SOCK SPEC [engine]
-  if [ "${3:-}" = engine ]; then serve_engine "$1" -- "$2"
-  else serve "$1" -- "$2" 2>"$1.err"; fi
-}
-
+# open_snap SPEC [engine]: serve SPEC, connect A, check it reads 0xaa.
 n=0
-objectmap_rebuild() {
-  local img sock
+open_snap() {
   n=$((n + 1))
-  img=$(new_image 8M)
-  import_into "$img" "$MC_DIR/aa" --image-feature layering,exclusive-lock
-  rbd snap create --no-progress "$img@s" >/dev/null
   sock="$MC_DIR/s$n.sock"
-  say "${1:-nbdkit}: object-map enabled and rebuilt under a served snapshot"
-  serve_snap "$sock" "$img@s" "${1:-}"
+  if [ "${2:-}" = engine ]; then serve_engine "$sock" -- "$1"
+  else serve "$sock" -- "$1" 2>"$sock.err"; fi
   client_start A "$(uri "$sock")"
   reads_aa || fail "A does not read the snapshot's data at first"
-  rbd feature enable "$img" object-map,fast-diff
-  wait_for 10 reads_aa || fail "A's reads after object-map was enabled: $(client_try A read 0 4096 aa)"
-  rbd object-map rebuild --no-progress "$img@s"
+}
+
+# after WHAT COMMAND...: run COMMAND; within 10 s A reads 0xaa again.
+after() {
+  local what=$1
+  shift
+  "$@" >/dev/null || fail "$what failed"
   wait_for 10 reads_aa ||
-    fail "A's reads 10 s after the snapshot's object map was rebuilt: $(client_try A read 0 4096 aa)"
+    fail "A's reads 10 s after $what: $(client_try A read 0 4096 aa)"
+}
+
+# close_snap: A still reads 0xaa a second later and is alive; stop all.
+close_snap() {
   sleep 1
-  reads_aa || fail "A's reads went wrong again after the rebuild"
+  reads_aa || fail "A's reads went wrong again"
   client_do A alive
   client_stop A
   stop_server "$sock"
+}
+
+objectmap_rebuild() {
+  local img
+  img=$(new_image 8M)
+  import_into "$img" "$MC_DIR/aa" --image-feature layering,exclusive-lock
+  rbd snap create --no-progress "$img@s" >/dev/null
+  say "${1:-nbdkit}: object-map enabled and rebuilt under a served snapshot"
+  open_snap "$img@s" "${1:-}"
+  after "rbd feature enable object-map" rbd feature enable "$img" object-map,fast-diff
+  after "rbd object-map rebuild" rbd object-map rebuild --no-progress "$img@s"
+  close_snap
   [ "$(bytes_at "$img@s" 0)" = "aa " ] || fail "the snapshot itself changed"
 }
 
 flatten() {
-  local parent clone sock
-  n=$((n + 1))
+  local parent clone
   parent=$(new_image 8M)
   import_into "$parent" "$MC_DIR/aa"
   rbd snap create --no-progress "$parent@p" >/dev/null
@@ -60,19 +71,10 @@ flatten() {
   rbd clone "$parent@p" "$clone"
   own_image "$clone"
   rbd snap create --no-progress "$clone@cs" >/dev/null
-  sock="$MC_DIR/s$n.sock"
   say "${1:-nbdkit}: a clone flattened under its served snapshot"
-  serve_snap "$sock" "$clone@cs" "${1:-}"
-  client_start A "$(uri "$sock")"
-  reads_aa || fail "A does not read the clone's snapshot at first"
-  rbd flatten --no-progress "$clone"
-  wait_for 10 reads_aa ||
-    fail "A's reads 10 s after the flatten: $(client_try A read 0 4096 aa)"
-  sleep 1
-  reads_aa || fail "A's reads went wrong again after the flatten"
-  client_do A alive
-  client_stop A
-  stop_server "$sock"
+  open_snap "$clone@cs" "${1:-}"
+  after "rbd flatten" rbd flatten --no-progress "$clone"
+  close_snap
 }
 
 pattern_file "$MC_DIR/aa" $((8 << 20)) aa
