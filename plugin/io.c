@@ -43,11 +43,11 @@ done (struct rbdx_conn *conn, enum rbdx_op op, uint64_t bytes, uint64_t t0,
  * snapshot) could not carry out: logged at error level, rate-limited
  * (errors.h), and answered with the NBD error of errors.c's table. */
 static int
-failed_as (struct rbdx_ctx *ctx, const char *what, uint32_t count,
-           uint64_t offset, int neg)
+failed_as (struct rbdx_ctx *ctx, enum rbdx_op op, const char *what,
+           uint32_t count, uint64_t offset, int neg)
 {
   rbdx_log_request_error (ctx->name, what, offset, count, neg);
-  set_error (rbdx_nbd_error (neg));
+  set_error (rbdx_nbd_error (op, neg));
   return -1;
 }
 
@@ -55,7 +55,7 @@ static int
 cluster_failed (struct rbdx_ctx *ctx, enum rbdx_op op, uint32_t count,
                 uint64_t offset, int neg)
 {
-  return failed_as (ctx, rbdx_op_name (op, 0), count, offset, neg);
+  return failed_as (ctx, op, rbdx_op_name (op, 0), count, offset, neg);
 }
 
 /* The checks of request.h: false to go on, else the NBD error is set. */
@@ -122,7 +122,7 @@ fua_flush (struct rbdx_ctx *ctx, uint32_t flags)
   if (!(flags & NBDKIT_FLAG_FUA) || !ctx->cache_on)
     return 0;
   r = rbdx_ctx_flush (ctx);
-  return r < 0 ? failed_as (ctx, "flush for FUA", 0, 0, r) : 0;
+  return r < 0 ? failed_as (ctx, RBDX_OP_FLUSH, "flush for FUA", 0, 0, r) : 0;
 }
 
 static int

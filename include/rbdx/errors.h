@@ -21,9 +21,21 @@
 #include <stdint.h>
 #include <time.h>
 
-/** The errno to hand to nbdkit_set_error for librbd's @p neg (a
- * negative errno).  Thread-safe; pure. */
-int rbdx_nbd_error (int neg);
+#include "rbdx/op.h"
+
+/** The errno to hand to nbdkit_set_error (or to put in the engine's
+ * reply) for a request of kind @p op that failed with @p neg (a negative
+ * errno from librbd or from rbdx's own checks).
+ * NBD_EPERM is kept for a write to an image that is read-only (EROFS:
+ * a snapshot, a non-primary mirrored image) or locked by another client
+ * (EACCES); an OSD's own EPERM (the cephx caps, or the pool deleted
+ * under the image) is no fault of the client's and becomes NBD_EIO.
+ * A read or block status keeps only EINVAL (its range passed the end of
+ * a shrunk image), ENOMEM and EOVERFLOW; every other failure of a read
+ * is NBD_EIO (NBD spec, "Error values": NBD_EPERM and NBD_ENOSPC answer
+ * writes; a read whose data cannot be returned is an I/O error) (C72).
+ * Thread-safe; pure. */
+int rbdx_nbd_error (enum rbdx_op op, int neg);
 
 /** Log a cluster-side failure of one request at error level (nbdkit_error,
  * shown without -v), naming @p image, @p op ("read", "write", ...),

@@ -15,11 +15,18 @@
 #include "rbdx/errors.h"
 
 int
-rbdx_nbd_error (int neg)
+rbdx_nbd_error (enum rbdx_op op, int neg)
 {
+  if (op == RBDX_OP_READ || op == RBDX_OP_BLOCK_STATUS)
+    switch (-neg) {
+    case EINVAL: case ENOMEM: case EOVERFLOW:
+      return -neg;
+    default:
+      return EIO;
+    }
   switch (-neg) {
-  case EPERM: case EIO: case ENOMEM: case EINVAL: case ENOSPC:
-  case EOVERFLOW: case ENOTSUP:
+  case EIO: case ENOMEM: case EINVAL: case ENOSPC: case EOVERFLOW:
+  case ENOTSUP:
     return -neg;
   case EROFS: case EACCES:
     return EPERM;       /* read-only handle / lock held exclusively elsewhere */
@@ -28,7 +35,9 @@ rbdx_nbd_error (int neg)
   case ERANGE:
     return EINVAL;
   default:
-    /* ESHUTDOWN (= EBLOCKLISTED: this client was fenced), ETIMEDOUT,
+    /* EPERM (an OSD refused the op: the cephx caps, or the pool was
+     * deleted; not the client's fault, C72), ESHUTDOWN (= EBLOCKLISTED:
+     * this client was fenced), ETIMEDOUT,
      * ENOENT (image or snapshot gone), ESTALE (the snapshot, or an
      * image served read-only, was removed) ... */
     return EIO;

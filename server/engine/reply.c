@@ -86,7 +86,7 @@ aio_done (struct rbdx_aio *a, int r)
   if (r < 0) {
     rbdx_log_request_error (a->ctx->name, rbdx_op_name (rq->op, 0), a->offset,
                             a->count, r);
-    econn_reply (rq, rbdx_nbd_error (r));
+    econn_reply (rq, rbdx_nbd_error (rq->op, r));
     return;
   }
   /* FUA on a cached context: the flush is submitted by the reader. */

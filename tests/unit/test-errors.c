@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Unit test of the rate limit of error logs (server/core/errors.c,
- * include/rbdx/errors.h): rbdx_log_limit_take and rbdx_error_limited,
- * with the host's rbdx_error captured.  A window is made to pass by
+/* Unit test of server/core/errors.c (include/rbdx/errors.h): the NBD
+ * error of a failed request (rbdx_nbd_error), and the rate limit of
+ * error logs (rbdx_log_limit_take and rbdx_error_limited, with the
+ * host's rbdx_error captured).  A window is made to pass by
  * moving the limit's window_start back (its fields are public), so no
  * test waits for the clock. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -99,6 +101,40 @@ limits_are_independent (void **state)
   assert_string_equal (tail, "");
 }
 
+/* A read or block status the cluster failed is NBD_EIO unless its
+ * range or memory was at fault (C72: EPERM after the pool was deleted);
+ * writes keep what names their fault (read-only image, no space), but
+ * an OSD's EPERM is NBD_EIO for them too. */
+static void
+errors_by_kind_of_request (void **state)
+{
+  static const int read_eio[] = {
+    EPERM, EACCES, EROFS, ENOSPC, EDQUOT, EFBIG, ENOTSUP, ERANGE, ENOENT,
+    ESHUTDOWN, ESTALE, ETIMEDOUT, EIO, ENXIO,
+  };
+  static const enum rbdx_op reads[] = { RBDX_OP_READ, RBDX_OP_BLOCK_STATUS };
+  size_t i, k;
+
+  (void) state;
+  for (k = 0; k < 2; k++) {
+    for (i = 0; i < sizeof read_eio / sizeof read_eio[0]; i++)
+      assert_int_equal (rbdx_nbd_error (reads[k], -read_eio[i]), EIO);
+    assert_int_equal (rbdx_nbd_error (reads[k], -EINVAL), EINVAL);
+    assert_int_equal (rbdx_nbd_error (reads[k], -ENOMEM), ENOMEM);
+    assert_int_equal (rbdx_nbd_error (reads[k], -EOVERFLOW), EOVERFLOW);
+  }
+  for (k = RBDX_OP_WRITE; k <= RBDX_OP_FLUSH; k++) {
+    assert_int_equal (rbdx_nbd_error (k, -EROFS), EPERM);
+    assert_int_equal (rbdx_nbd_error (k, -EACCES), EPERM);
+    assert_int_equal (rbdx_nbd_error (k, -EDQUOT), ENOSPC);
+    assert_int_equal (rbdx_nbd_error (k, -ENOSPC), ENOSPC);
+    assert_int_equal (rbdx_nbd_error (k, -ESHUTDOWN), EIO);
+    assert_int_equal (rbdx_nbd_error (k, -ENOENT), EIO);
+    assert_int_equal (rbdx_nbd_error (k, -ERANGE), EINVAL);
+    assert_int_equal (rbdx_nbd_error (k, -EPERM), EIO);
+  }
+}
+
 int
 main (void)
 {
@@ -106,6 +142,7 @@ main (void)
     cmocka_unit_test (take_counts_what_it_drops),
     cmocka_unit_test (limited_logs_through_take),
     cmocka_unit_test (limits_are_independent),
+    cmocka_unit_test (errors_by_kind_of_request),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
