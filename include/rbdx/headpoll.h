@@ -11,8 +11,10 @@
  * whatever the number of contexts on it): the header's size for the
  * snapshot id (cls rbd.get_size, a class read the read-only profile
  * grants), -ENOENT for a removed image or snapshot, and whether the
- * image sits in the trash being removed (`rbd rm` moves it there
- * before deleting its data).
+ * image sits in the trash: `rbd rm` moves it there before deleting its
+ * data, `rbd migration prepare` moves the source there (whose data goes
+ * stale as the destination is written), and `rbd trash rm` deletes the
+ * data of whatever is there; any of them ends the service (C73).
  */
 #ifndef RBDX_HEADPOLL_H
 #define RBDX_HEADPOLL_H
@@ -42,8 +44,8 @@ struct rbdx_headpoll {
 
 /** Have @p e's image checked from now on, with @p io (the context's I/O
  * context of the image's pool and namespace; kept until unregistered):
- * a removal (of the image, or of the snapshot @p ident names) sets
- * *@p gone, a resize of the head stores the new size in bytes in
+ * a removal (of the image, or of the snapshot @p ident names), or the
+ * image in the trash, sets *@p gone (for good), a resize of the head stores the new size in bytes in
  * *@p cur_size.  @p ident, @p name (for messages), @p gone and
  * @p cur_size must outlive the registration.
  * @return 0; -ENOTSUP for an image without an id (format 1: nothing

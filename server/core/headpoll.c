@@ -26,19 +26,25 @@ static pthread_cond_t idle = PTHREAD_COND_INITIALIZER;  /* polling ended */
 static struct rbdx_headpoll *entries;   /* under lock */
 static struct poller *current;          /* under lock */
 
-/* The size of @id (its snapshot's, or the head's) now, or -ENOENT when
- * the image or the snapshot is gone or being removed; other errors
- * (cluster unreachable, ...) say nothing. */
+/* What a check found: the image's trash source (RBD_TRASH_IMAGE_SOURCE_*)
+ * when it sits in the trash. */
+#define NOT_IN_TRASH (-1)
+
+/* The size of @id (its snapshot's, or the head's) now, and in *@trash
+ * where the image sits in the trash; -ENOENT when the image or the
+ * snapshot is gone; other errors (cluster unreachable, ...) say
+ * nothing. */
 static int
-head_state (rados_ioctx_t io, const struct rbdx_ident *id, uint64_t *size)
+head_state (rados_ioctx_t io, const struct rbdx_ident *id, uint64_t *size,
+            int *trash)
 {
   char oid[RBDX_IMAGE_ID_MAX + 16], in[8], out[16];
   uint64_t snap = id->snap_id == RBDX_NOSNAP ? LIBRADOS_SNAP_HEAD
                                              : id->snap_id;
   rbd_trash_image_info_t t;
-  bool removing;
   int i, r;
 
+  *trash = NOT_IN_TRASH;
   snprintf (oid, sizeof oid, "rbd_header.%s", id->image_id);
   for (i = 0; i < 8; i++)
     in[i] = (char) (snap >> (8 * i));           /* le64 */
@@ -51,18 +57,38 @@ head_state (rados_ioctx_t io, const struct rbdx_ident *id, uint64_t *size)
   for (i = 7; i >= 0; i--)
     *size = (*size << 8) | (uint8_t) out[1 + i];
   /* `rbd rm` first moves the image to the trash as "removing", then
-   * deletes its data objects, then the header. */
-  r = rbd_trash_get (io, id->image_id, &t);
-  if (r < 0)
+   * deletes its data objects, then the header; `rbd migration prepare`
+   * moves its source there, and `rbd trash rm` deletes the data of any
+   * image there.  Nothing here would stop that deletion (no watch), so
+   * an image in the trash is served no more. */
+  if (rbd_trash_get (io, id->image_id, &t) < 0)
     return 0;
-  removing = t.source == RBD_TRASH_IMAGE_SOURCE_REMOVING;
+  *trash = (int) t.source;
   rbd_trash_get_cleanup (&t);
-  return removing ? -ENOENT : 0;
+  return 0;
+}
+
+/* Why an image in the trash is no longer served, for the log. */
+static const char *
+trash_reason (int source)
+{
+  switch (source) {
+  case RBD_TRASH_IMAGE_SOURCE_REMOVING:
+    return "is being removed (rbd rm)";
+  case RBD_TRASH_IMAGE_SOURCE_MIGRATION:
+    return "is the source of a migration (rbd migration prepare): its "
+           "data here goes stale as the new image is written";
+  case RBD_TRASH_IMAGE_SOURCE_MIRRORING:
+    return "was moved to the trash by rbd-mirror, to be removed";
+  default:
+    return "was moved to the trash, from where `rbd trash rm` deletes its "
+           "data, which a handle without a header watch cannot guard";
+  }
 }
 
 /* Apply what was found for @first's image to every entry of it. */
 static void
-apply (struct rbdx_headpoll *first, int r, uint64_t size)
+apply (struct rbdx_headpoll *first, int r, uint64_t size, int trash)
 {
   struct rbdx_headpoll *e;
 
@@ -74,6 +100,12 @@ apply (struct rbdx_headpoll *first, int r, uint64_t size)
         rbdx_error ("rbdx: %s: the %s was removed: reads and block status "
                     "on this connection fail with EIO from now on", e->name,
                     e->ident->snap_id == RBDX_NOSNAP ? "image" : "snapshot");
+    }
+    else if (r == 0 && trash != NOT_IN_TRASH) {
+      if (!atomic_exchange (e->gone, true))
+        rbdx_error ("rbdx: %s: the image %s: reads and block status on "
+                    "this connection fail with EIO from now on", e->name,
+                    trash_reason (trash));
     }
     else if (r == 0 && e->ident->snap_id == RBDX_NOSNAP &&
              atomic_exchange (e->cur_size, size) != size)
@@ -95,7 +127,7 @@ poll_all (void)
 {
   struct rbdx_headpoll *e, *f;
   uint64_t size = 0;
-  int r;
+  int r, trash;
 
   round_no++;
   for (;;) {
@@ -109,11 +141,11 @@ poll_all (void)
         f->round = round_no;      /* one check per image */
     polling = e;
     pthread_mutex_unlock (&lock);
-    r = head_state (e->io, e->ident, &size);
+    r = head_state (e->io, e->ident, &size, &trash);
     pthread_mutex_lock (&lock);
     polling = NULL;
     pthread_cond_broadcast (&idle);
-    apply (e, r, size);
+    apply (e, r, size, trash);
   }
 }
 

@@ -16,6 +16,11 @@
 #     connected, and the removal is logged at error level (no -v);
 #   - a snapshot served the same way: after `rbd snap rm`, within 3 s A's
 #     reads fail with NBD_EIO.
+# Case C73: for A open on the head (nbdkit and the engine), after
+# `rbd migration prepare IMAGE NEW` returned (not refused: no watch), and
+# after `rbd trash mv IMAGE`, within 3 s A's reads fail with NBD_EIO, for
+# good (also after `rbd migration abort` / `rbd trash restore`), logged
+# at error level naming the migration or the trash.
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/multiconn/mc-lib.sh"
 requires_cluster
@@ -92,6 +97,61 @@ if [ -x "$RBDX_BUILD/server/rbdx-engine" ]; then
   head engine
 else
   say "no rbdx-engine built: its row is not run"
+fi
+
+# moved KIND [engine]: the head served, then moved by KIND (migration,
+# trash) and moved back.
+moved() {
+  local img sock log id
+  img=$(new_image 16M)
+  import_into "$img" "$d/img"
+  sock="$d/m-$1-${2:-nbdkit}.sock"
+  log="$sock.log"
+  if [ "${2:-}" = engine ]; then
+    say "read-only head, rbdx-engine: $1"
+    serve_engine "$sock" --readonly -- "$img" id="$ro" keyring="$d/ro.keyring"
+  else
+    say "read-only head: $1"
+    serve "$sock" -r -- "$img" id="$ro" keyring="$d/ro.keyring" 2>"$log"
+  fi
+  client_start A "$(uri "$sock")"
+  client_do A read 0 4096 5a
+  id=$(rbd info --format json "$img" | sed -n 's/.*"id": *"\([^"]*\)".*/\1/p')
+  [ -n "$id" ] || fail "no id for $img"
+  if [ "$1" = migration ]; then
+    # Hooks run before the images are removed: the source comes back.
+    at_exit "rbd migration abort --no-progress $img-new >/dev/null 2>&1"
+    rbd migration prepare "$img" "$img-new" >/dev/null 2>&1 ||
+      fail "rbd migration prepare of $img failed"
+  else
+    at_exit "rbd trash restore ${img%%/*}/$id >/dev/null 2>&1"
+    rbd trash mv "$img" >/dev/null 2>&1 || fail "rbd trash mv of $img failed"
+  fi
+  until_err A 3 readerr 0 4096 EIO
+  if [ "$1" = migration ]; then
+    rbd migration abort --no-progress "$img-new" >/dev/null 2>&1 ||
+      fail "rbd migration abort failed"
+  else
+    rbd trash restore "${img%%/*}/$id" >/dev/null 2>&1 ||
+      fail "rbd trash restore of $id failed"
+  fi
+  client_do A readerr 0 4096 EIO
+  client_do A readerr $((8 << 20)) 4096 EIO
+  client_do A alive
+  client_stop A
+  stop_server "$sock"
+  local why="the source of a migration"
+  [ "$1" = migration ] || why="moved to the trash"
+  grep -q "rbdx: .*the image .*$why" "$log" ||
+    fail "'$why' was not logged: $(cat "$log")"
+  [ "${2:-}" = engine ] || grep -q "error: rbdx: .*$why" "$log" ||
+    fail "'$why' was not logged at error level: $(cat "$log")"
+}
+
+moved migration
+moved trash
+if [ -x "$RBDX_BUILD/server/rbdx-engine" ]; then
+  moved migration engine
 fi
 
 say "read-only snapshot: rbd snap rm"
