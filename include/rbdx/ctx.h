@@ -246,6 +246,10 @@ struct rbdx_aio {
   void (*done) (struct rbdx_aio *a, int ret);
   struct rbdx_ctx *ctx;      /**< set by rbdx_ctx_aio. */
   struct rbdx_aio *next;     /**< rbdx_ctx_aio's own (ctx->sub's queue). */
+  /** rbdx_ctx_aio's own: a read of a context without a watch whose data
+   * may be zeros for deleted objects waits here for headpoll.c's
+   * confirmation; @c done then runs on the poller's thread. */
+  struct rbdx_headpoll_wait hp;
 };
 
 /** Submit @p a with the checks and results of rbdx_ctx_read, _write,

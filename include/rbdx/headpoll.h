@@ -14,7 +14,9 @@
  * image sits in the trash: `rbd rm` moves it there before deleting its
  * data, `rbd migration prepare` moves the source there (whose data goes
  * stale as the destination is written), and `rbd trash rm` deletes the
- * data of whatever is there; any of them ends the service (C73).
+ * data of whatever is there; any of them ends the service (C73).  A
+ * read whose data may be zeros for objects already deleted waits for one
+ * more check (rbdx_headpoll_confirm, C74).
  */
 #ifndef RBDX_HEADPOLL_H
 #define RBDX_HEADPOLL_H
@@ -30,6 +32,17 @@
 /** Milliseconds between two checks of one image. */
 #define RBDX_HEADPOLL_INTERVAL_MS 1000
 
+/** A read waiting for rbdx_headpoll_confirm's answer; owned by the
+ * caller until @c done runs. */
+struct rbdx_headpoll_wait {
+  /** Called once, on the poller's thread, without headpoll.c's lock:
+   * 0 (the image was intact after the read), -ESTALE (removed or in
+   * the trash: the read may hold zeros for deleted data), or the
+   * negative errno of the check (nothing is known).  Must not block. */
+  void (*done) (struct rbdx_headpoll_wait *w, int r);
+  struct rbdx_headpoll_wait *next;    /**< headpoll.c's */
+};
+
 /** One registered context; owned by the caller, zero-initialised. */
 struct rbdx_headpoll {
   const struct rbdx_ident *ident;
@@ -39,6 +52,7 @@ struct rbdx_headpoll {
   _Atomic uint64_t *cur_size;
   bool registered;
   unsigned long round;      /**< headpoll.c's: the last round it was in */
+  struct rbdx_headpoll_wait *waits;   /**< headpoll.c's: to confirm */
   struct rbdx_headpoll *next;
 };
 
@@ -55,11 +69,26 @@ int rbdx_headpoll_register (struct rbdx_headpoll *e, rados_ioctx_t io,
                             const struct rbdx_ident *ident, const char *name,
                             atomic_bool *gone, _Atomic uint64_t *cur_size);
 
+/** Answer @p w after a check of @p e's image (registered) that starts
+ * after this call: for a read of @p e's context that completed with
+ * data that may be zeros librbd filled in for objects already deleted.
+ * `rbd rm` (and `rbd trash rm`, `rbd migration commit`) deletes the data
+ * objects only while the image sits in the trash, and its header last;
+ * a snapshot leaves the header before its data is trimmed.  So a check
+ * that finds the header with its snapshot and no trash entry, made
+ * after the read, proves the read saw the image's data (an image
+ * removed without the trash, format 1 or Ceph before 14, is not
+ * covered).  Reads of one context waiting together share one check
+ * (two cluster round trips).  Thread-safe; never blocks. */
+void rbdx_headpoll_confirm (struct rbdx_headpoll *e,
+                            struct rbdx_headpoll_wait *w);
+
 /** Stop checking @p e (no-op if not registered); waits for a check of
  * @p e's own in progress (one cluster round trip, made without the
  * registry's lock: the registration and end of other contexts never
- * wait for the cluster), and for the thread to end when @p e was the
- * last.  Thread-safe. */
+ * wait for the cluster) and for the answers to its reads waiting for a
+ * confirmation, and for the thread to end when @p e was the last.
+ * Thread-safe. */
 void rbdx_headpoll_unregister (struct rbdx_headpoll *e);
 
 #endif /* RBDX_HEADPOLL_H */

@@ -7,6 +7,8 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
+#include <stddef.h>
+#include <string.h>
 
 #include "rbdx/ctx.h"
 
@@ -122,6 +124,77 @@ finish (struct rbdx_ctx *ctx, enum rbdx_op op, uint64_t count,
   return 0;
 }
 
+/* Whether a read's data may hold zeros that librbd filled in for
+ * objects deleted under a handle without a watch (C74): an object
+ * missing reads as zeros over its whole part of the read, which either
+ * reaches an end of the read (its first or last byte is then zero) or
+ * runs between two boundaries of stripe units, each a multiple of 512
+ * bytes of the image, and so covers a whole 512-byte sector aligned in
+ * the image.  Data without either is the image's own.  A scan that stops
+ * at the first nonzero byte of each sector. */
+static bool
+may_be_deleted (const unsigned char *buf, uint64_t count, uint64_t offset)
+{
+  uint64_t s = (512 - offset % 512) % 512;
+
+  if (count == 0)
+    return false;
+  if (buf[0] == 0 || buf[count - 1] == 0)
+    return true;
+  for (; s + 512 <= count; s += 512)
+    if (buf[s] == 0 && memcmp (buf + s, buf + s + 1, 511) == 0)
+      return true;
+  return false;
+}
+
+/* A read that finish() passed, of a context whose image is polled
+ * (no watch, headpoll.h), whose data headpoll.c must confirm first. */
+static bool
+to_confirm (struct rbdx_ctx *ctx, const struct rbdx_aio *a, int r)
+{
+  return r == 0 && a->op == RBDX_OP_READ && ctx->poll.registered &&
+         may_be_deleted (a->buf, a->count, a->offset);
+}
+
+/* headpoll.c's answer for a request of rbdx_ctx_aio. */
+static void
+confirmed (struct rbdx_headpoll_wait *w, int r)
+{
+  struct rbdx_aio *a = (struct rbdx_aio *)
+    ((char *) w - offsetof (struct rbdx_aio, hp));
+
+  a->done (a, r);
+}
+
+/* The same for a synchronous read (run_sync): its caller waits. */
+struct sync_confirm {
+  struct rbdx_headpoll_wait w;  /* first */
+  sem_t sem;
+  int r;
+};
+
+static void
+sync_confirmed (struct rbdx_headpoll_wait *w, int r)
+{
+  struct sync_confirm *c = (struct sync_confirm *) w;
+
+  c->r = r;
+  sem_post (&c->sem);         /* the last touch of c (see cb_wait) */
+}
+
+static int
+confirm_sync (struct rbdx_ctx *ctx)
+{
+  struct sync_confirm c = { .w.done = sync_confirmed };
+
+  sem_init (&c.sem, 0, 0);
+  rbdx_headpoll_confirm (&ctx->poll, &c.w);
+  while (sem_wait (&c.sem) < 0)
+    ;
+  sem_destroy (&c.sem);
+  return c.r;
+}
+
 /* Queue one request on librbd with completion @p c.  On failure the
  * request was not queued and librbd will never complete it. */
 static int
@@ -224,8 +297,10 @@ run_sync (struct rbdx_ctx *ctx, const struct rbdx_aio *a)
   r = prepare (ctx, a->op, a->count, a->offset);
   if (r == 1)
     return 0;
-  if (r == 0)
-    return finish (ctx, a->op, a->count, a->offset, submit_wait (ctx, a));
+  if (r == 0) {
+    r = finish (ctx, a->op, a->count, a->offset, submit_wait (ctx, a));
+    return to_confirm (ctx, a, r) ? confirm_sync (ctx) : r;
+  }
   return finish (ctx, a->op, a->count, a->offset, r);
 }
 
@@ -235,9 +310,16 @@ aio_done (rbd_completion_t c, void *arg)
 {
   struct rbdx_aio *a = arg;
   ssize_t r = rbd_aio_get_return_value (c);
+  int ret;
 
   rbd_aio_release (c);
-  a->done (a, finish (a->ctx, a->op, a->count, a->offset, r));
+  ret = finish (a->ctx, a->op, a->count, a->offset, r);
+  if (to_confirm (a->ctx, a, ret)) {
+    a->hp.done = confirmed;
+    rbdx_headpoll_confirm (&a->ctx->poll, &a->hp);
+    return;
+  }
+  a->done (a, ret);
 }
 
 static void

@@ -30,10 +30,19 @@ static struct poller *current;          /* under lock */
  * when it sits in the trash. */
 #define NOT_IN_TRASH (-1)
 
-/* The size of @id (its snapshot's, or the head's) now, and in *@trash
- * where the image sits in the trash; -ENOENT when the image or the
- * snapshot is gone; other errors (cluster unreachable, ...) say
- * nothing. */
+/* Whether @id's image sits in the trash (*@trash its source) or else
+ * the size of @id (its snapshot's, or the head's) now; -ENOENT when the
+ * image or the snapshot is gone; other errors (cluster unreachable, ...)
+ * say nothing.
+ * `rbd rm` first moves the image to the trash as "removing", then
+ * deletes its data objects, then the header, then the trash entry;
+ * `rbd migration prepare` moves its source there, and `rbd trash rm`
+ * deletes the data of any image there.  Nothing here would stop that
+ * deletion (no watch), so an image in the trash is served no more.
+ * The trash is asked first: no entry, then the header with the
+ * snapshot, proves that no deletion had begun when the trash answered
+ * (one that had begun and ended since took the header with it), which
+ * rbdx_headpoll_confirm relies on. */
 static int
 head_state (rados_ioctx_t io, const struct rbdx_ident *id, uint64_t *size,
             int *trash)
@@ -45,6 +54,14 @@ head_state (rados_ioctx_t io, const struct rbdx_ident *id, uint64_t *size,
   int i, r;
 
   *trash = NOT_IN_TRASH;
+  r = rbd_trash_get (io, id->image_id, &t);
+  if (r == 0) {
+    *trash = (int) t.source;
+    rbd_trash_get_cleanup (&t);
+    return 0;
+  }
+  if (r != -ENOENT)
+    return r < 0 ? r : -EIO;
   snprintf (oid, sizeof oid, "rbd_header.%s", id->image_id);
   for (i = 0; i < 8; i++)
     in[i] = (char) (snap >> (8 * i));           /* le64 */
@@ -56,15 +73,6 @@ head_state (rados_ioctx_t io, const struct rbdx_ident *id, uint64_t *size,
   *size = 0;
   for (i = 7; i >= 0; i--)
     *size = (*size << 8) | (uint8_t) out[1 + i];
-  /* `rbd rm` first moves the image to the trash as "removing", then
-   * deletes its data objects, then the header; `rbd migration prepare`
-   * moves its source there, and `rbd trash rm` deletes the data of any
-   * image there.  Nothing here would stop that deletion (no watch), so
-   * an image in the trash is served no more. */
-  if (rbd_trash_get (io, id->image_id, &t) < 0)
-    return 0;
-  *trash = (int) t.source;
-  rbd_trash_get_cleanup (&t);
   return 0;
 }
 
@@ -149,29 +157,105 @@ poll_all (void)
   }
 }
 
+/* A registration wants a round at once (under lock). */
+static bool round_now;
+
+/* Answer the reads waiting on one entry, each with one check of its
+ * image that starts after they were queued.  Called under lock, let go
+ * during the check and while the answers are given (their callbacks
+ * take locks of their own); the entry stays registered meanwhile
+ * (polling).  @return false if no entry had reads waiting. */
+static bool
+confirm_one (void)
+{
+  struct rbdx_headpoll *e;
+  struct rbdx_headpoll_wait *w, *next;
+  uint64_t size = 0;
+  int r = 0, trash = NOT_IN_TRASH;
+  bool gone;
+
+  for (e = entries; e && !e->waits; e = e->next)
+    ;
+  if (!e)
+    return false;
+  w = e->waits;
+  e->waits = NULL;
+  polling = e;
+  gone = atomic_load (e->gone);
+  pthread_mutex_unlock (&lock);
+  if (!gone)
+    r = head_state (e->io, e->ident, &size, &trash);
+  pthread_mutex_lock (&lock);
+  if (!gone)
+    apply (e, r, size, trash);
+  if (atomic_load (e->gone))  /* removed, in the trash (apply) */
+    r = -ESTALE;
+  pthread_mutex_unlock (&lock);
+  for (; w; w = next) {
+    next = w->next;           /* w may be freed by done */
+    w->done (w, r);
+  }
+  pthread_mutex_lock (&lock);
+  polling = NULL;
+  pthread_cond_broadcast (&idle);
+  return true;
+}
+
+/* Whether the time (CLOCK_REALTIME, the condition's) of @p next came. */
+static bool
+due (const struct timespec *next)
+{
+  struct timespec now;
+
+  clock_gettime (CLOCK_REALTIME, &now);
+  return now.tv_sec > next->tv_sec ||
+         (now.tv_sec == next->tv_sec && now.tv_nsec >= next->tv_nsec);
+}
+
 static void *
 run (void *arg)
 {
   struct poller *p = arg;
-  struct timespec ts;
+  struct timespec next = { 0, 0 };
 
   pthread_mutex_lock (&lock);
   while (!p->stop) {
-    poll_all ();
-    clock_gettime (CLOCK_REALTIME, &ts);
-    ts.tv_sec += RBDX_HEADPOLL_INTERVAL_MS / 1000;
-    ts.tv_nsec += (long) (RBDX_HEADPOLL_INTERVAL_MS % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000L;
+    if (round_now || due (&next)) {
+      round_now = false;
+      poll_all ();
+      clock_gettime (CLOCK_REALTIME, &next);
+      next.tv_sec += RBDX_HEADPOLL_INTERVAL_MS / 1000;
+      next.tv_nsec += (long) (RBDX_HEADPOLL_INTERVAL_MS % 1000) * 1000000L;
+      if (next.tv_nsec >= 1000000000L) {
+        next.tv_sec++;
+        next.tv_nsec -= 1000000000L;
+      }
     }
-    /* Woken early by a registration (its image is checked at once) or
-     * by the stop. */
-    if (!p->stop)
-      (void) pthread_cond_timedwait (&cond, &lock, &ts);
+    /* Reads that keep coming never hold up the rounds of other images. */
+    while (!round_now && !due (&next) && confirm_one ())
+      ;
+    /* Woken early by a registration (its image is checked at once), a
+     * read to confirm, or the stop. */
+    if (!p->stop && !round_now)
+      (void) pthread_cond_timedwait (&cond, &lock, &next);
   }
   pthread_mutex_unlock (&lock);
   return NULL;
+}
+
+void
+rbdx_headpoll_confirm (struct rbdx_headpoll *e, struct rbdx_headpoll_wait *w)
+{
+  pthread_mutex_lock (&lock);
+  if (!e->registered) {       /* a caller's bug: answer, never hang */
+    pthread_mutex_unlock (&lock);
+    w->done (w, -ESTALE);
+    return;
+  }
+  w->next = e->waits;
+  e->waits = w;
+  pthread_cond_broadcast (&cond);
+  pthread_mutex_unlock (&lock);
 }
 
 int
@@ -207,7 +291,9 @@ rbdx_headpoll_register (struct rbdx_headpoll *e, rados_ioctx_t io,
   e->next = entries;
   entries = e;
   e->registered = true;
-  pthread_cond_broadcast (&cond);     /* check the new image at once */
+  e->waits = NULL;
+  round_now = true;                   /* check the new image at once */
+  pthread_cond_broadcast (&cond);
   pthread_mutex_unlock (&lock);
   return 0;
 }
@@ -221,7 +307,7 @@ rbdx_headpoll_unregister (struct rbdx_headpoll *e)
   if (!e->registered)
     return;
   pthread_mutex_lock (&lock);
-  while (polling == e)
+  while (polling == e || e->waits)
     pthread_cond_wait (&idle, &lock);
   for (q = &entries; *q; q = &(*q)->next)
     if (*q == e) {

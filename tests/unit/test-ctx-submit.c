@@ -15,7 +15,9 @@
  *   - every request's done runs exactly once with librbd's result, and
  *     nothing touches a request after its done (done poisons it: a
  *     later access follows garbage pointers and crashes);
- *   - without ctx->sub.on, requests go straight to librbd, concurrently.
+ *   - without ctx->sub.on, requests go straight to librbd, concurrently;
+ *   - a read of a context without a watch whose data may be zeros of
+ *     deleted objects waits for headpoll.c's confirmation (C74).
  * A lost request shows as a hang: a watchdog aborts after
  * WATCHDOG_SECONDS.
  */
@@ -145,11 +147,22 @@ rbd_aio_write2 (rbd_image_t image, uint64_t off, size_t len, const char *buf,
   return rbd_aio_write (image, off, len, buf, c);
 }
 
+/* test_confirm's reads: data made by read_fill, completed at once. */
+static void (*read_fill) (char *buf, uint64_t off, size_t len);
+
 int
 rbd_aio_read (rbd_image_t image, uint64_t off, size_t len, char *buf,
               rbd_completion_t c)
 {
-  (void) image; (void) buf; (void) off;
+  struct stub_comp *sc = c;
+
+  (void) image;
+  if (read_fill) {
+    read_fill (buf, off, len);
+    sc->ret = (ssize_t) len;
+    sc->cb (c, sc->arg);
+    return 0;
+  }
   return stub_submit (UINT64_MAX, c, (ssize_t) len);
 }
 
@@ -200,6 +213,20 @@ rbd_get_size (rbd_image_t image, uint64_t *size)
   (void) image;
   *size = UINT64_MAX;
   return 0;
+}
+
+/* headpoll.c's confirmation: the waits are kept for test_confirm to
+ * answer. */
+static struct rbdx_headpoll_wait *confirms;
+static int confirms_n;
+
+void
+rbdx_headpoll_confirm (struct rbdx_headpoll *e, struct rbdx_headpoll_wait *w)
+{
+  assert_true (e->registered);
+  w->next = confirms;
+  confirms = w;
+  confirms_n++;
 }
 
 /* The core's other services ctx-io.c refers to (never reached here). */
@@ -381,12 +408,104 @@ test_direct (void **state)
           atomic_load (&max_inside));
 }
 
+/* ---- Reads of a context without a watch (C74) -------------------- */
+
+static unsigned zero_from, zero_len;   /* bytes of the read made zero */
+
+static void
+fill (char *buf, uint64_t off, size_t len)
+{
+  (void) off;
+  memset (buf, 0x5a, len);
+  memset (buf + zero_from, 0, zero_len);
+}
+
+static int last_ret;
+static int last_calls;
+
+static void
+read_done (struct rbdx_aio *a, int ret)
+{
+  (void) a;
+  last_ret = ret;
+  last_calls++;
+}
+
+/* One read of @p count bytes at @p offset with bytes [from, from+len)
+ * zero; @return whether it waits for a confirmation (else it is done,
+ * with 0). */
+static bool
+read_waits (uint64_t offset, uint32_t count, unsigned from, unsigned len)
+{
+  static char buf[65536];
+  static struct rbdx_aio a;
+
+  zero_from = from;
+  zero_len = len;
+  memset (&a, 0, sizeof a);
+  a.op = RBDX_OP_READ;
+  a.buf = buf;
+  a.count = count;
+  a.offset = offset;
+  a.done = read_done;
+  last_calls = 0;
+  confirms = NULL;
+  confirms_n = 0;
+  rbdx_ctx_aio (&ctx, &a);
+  if (confirms_n == 0) {
+    assert_int_equal (last_calls, 1);
+    assert_int_equal (last_ret, 0);
+    return false;
+  }
+  assert_int_equal (confirms_n, 1);
+  assert_int_equal (last_calls, 0);   /* not answered before */
+  return true;
+}
+
+/* A read whose data could hold zeros librbd made up for deleted objects
+ * is answered only with headpoll.c's confirmation, and with its result;
+ * data that cannot (no zero at either end, no image-aligned 512-byte
+ * sector of zeros) and any read of a watched context is answered at
+ * once. */
+static void
+test_confirm (void **state)
+{
+  (void) state;
+  memset (&ctx, 0, sizeof ctx);
+  ctx.efd = -1;
+  ctx.ident.snap_id = RBDX_NOSNAP;
+  atomic_store (&ctx.cur_size, UINT64_MAX);
+  ctx.poll.registered = true;
+  read_fill = fill;
+
+  assert_false (read_waits (0, 4096, 0, 0));          /* all 0x5a */
+  assert_true (read_waits (0, 4096, 0, 1));           /* first byte */
+  confirms->done (confirms, 0);
+  assert_int_equal (last_calls, 1);
+  assert_int_equal (last_ret, 0);
+  assert_true (read_waits (0, 4096, 4095, 1));        /* last byte */
+  confirms->done (confirms, -ESTALE);
+  assert_int_equal (last_calls, 1);
+  assert_int_equal (last_ret, -ESTALE);
+  /* Read at 100: image offset 1024 is byte 924 of the buffer. */
+  assert_true (read_waits (100, 8192, 924, 512));
+  confirms->done (confirms, -ETIMEDOUT);
+  assert_int_equal (last_ret, -ETIMEDOUT);
+  assert_false (read_waits (100, 8192, 925, 512));    /* not aligned */
+  assert_false (read_waits (100, 8192, 924, 511));    /* not whole */
+  assert_false (read_waits (0, 65536, 600, 400));     /* inside a sector */
+  ctx.poll.registered = false;                        /* watched */
+  assert_false (read_waits (0, 4096, 0, 4096));
+  read_fill = NULL;
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_one_at_a_time),
     cmocka_unit_test (test_direct),
+    cmocka_unit_test (test_confirm),
   };
 
   signal (SIGALRM, watchdog);

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Case C74 (tests/README.md): a cephx id that may not write (osd 'profile
+# rbd-read-only') serves an image (16 MiB of 0x5a) with nbdkit -r (and
+# rbdx-engine --readonly), so the handle has no header watch; a client
+# reads 4096 bytes at a time all over the image, without a pause, while
+# `rbd rm` deletes it (and, for nbdkit, `rbd trash mv` then
+# `rbd trash rm`).
+# Asserts: every read that succeeds returns 0x5a (never the zeros librbd
+# makes up for deleted objects, which the header poll alone let through
+# for up to a second); the reads end failing with NBD_EIO, none fails
+# with another error; the client stays connected.
+. "$RBDX_TESTS/lib.sh"
+requires_cluster
+requires ceph
+requires_python_nbd
+
+d=$(tmpdir)
+ro="c74ro$$"
+at_exit "ceph auth rm client.$ro >/dev/null 2>&1"
+ceph auth get-or-create "client.$ro" mon 'profile rbd' \
+  osd 'profile rbd-read-only pool=rbd' -o "$d/ro.keyring" >/dev/null 2>&1 ||
+  fail "cannot create client.$ro"
+pattern_file "$d/img" 16M 5a
+
+# removed HOW [engine]: serve, read, remove by HOW (rm, trash).
+removed() {
+  local img sock id rpid line
+  img=$(new_image 16M)
+  import_into "$img" "$d/img"
+  sock="$d/$1-${2:-nbdkit}.sock"
+  if [ "${2:-}" = engine ]; then
+    say "rbdx-engine --readonly: reads while rbd $1 deletes the image"
+    serve_engine "$sock" --readonly -- "$img" id="$ro" keyring="$d/ro.keyring"
+  else
+    say "nbdkit -r: reads while rbd $1 deletes the image"
+    serve "$sock" -r -- "$img" id="$ro" keyring="$d/ro.keyring" 2>"$sock.log"
+  fi
+  rm -f "$d/ready"
+  /usr/bin/python3 "$RBDX_TESTS/lifecycle/c74-reader.py" "$(uri "$sock")" \
+    $((16 << 20)) 5a "$d/ready" 60 >"$d/out" 2>"$d/err" &
+  rpid=$!
+  wait_for 30 test -e "$d/ready" ||
+    fail "the reader read nothing: $(cat "$d/err")"
+  id=$(rbd info --format json "$img" | sed -n 's/.*"id": *"\([^"]*\)".*/\1/p')
+  if [ "$1" = rm ]; then
+    rbd rm --no-progress "$img" >/dev/null 2>&1 || fail "rbd rm of $img failed"
+  else
+    rbd trash mv "$img" >/dev/null 2>&1 || fail "rbd trash mv of $img failed"
+    rbd trash rm --no-progress "${img%%/*}/$id" >/dev/null 2>&1 ||
+      fail "rbd trash rm of $id failed"
+  fi
+  wait "$rpid" || fail "the reader failed: $(cat "$d/err")"
+  line=$(cat "$d/out")
+  say "reader: $line"
+  case $line in
+    *" zeros=0 other=0 eio=50 last=EIO") ;;
+    *) fail "after rbd $1: $line (zeros: reads that succeeded with other data than the image's)" ;;
+  esac
+  stop_server "$sock"
+}
+
+removed rm
+removed trash
+if [ -x "$RBDX_BUILD/server/rbdx-engine" ]; then
+  removed rm engine
+fi
+say "ok"
