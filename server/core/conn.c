@@ -190,6 +190,27 @@ note_raw_luks (struct rbdx_ctx *ctx)
                 "encryption_passphrase_file=)", ctx->name, v);
 }
 
+/* A non-primary image of mirroring (rbd-mirror's copy on a secondary
+ * site, or one demoted for a failover) is opened by librbd as any
+ * other, and every write then fails with EROFS (NBD_EPERM) until it is
+ * promoted.  Not refused: reading the secondary copy is a use, and a
+ * promotion makes new connections writable (C70); said at start, at
+ * error level, so that the first failed write is not the news. */
+static void
+note_non_primary (struct rbdx_ctx *ctx)
+{
+  rbd_mirror_image_info_t info;
+
+  if (ctx->ident.snap_id != RBDX_NOSNAP ||
+      rbd_mirror_image_get_info (ctx->image, &info, sizeof info) < 0)
+    return;
+  if (info.state == RBD_MIRROR_IMAGE_ENABLED && !info.primary)
+    rbdx_error ("rbdx: image '%s' is a non-primary mirrored image: its "
+                "writes fail with EPERM until `rbd mirror image promote`; "
+                "serve it with -r for reads alone", ctx->name);
+  rbd_mirror_image_get_info_cleanup (&info);
+}
+
 /* identity= serves the pinned image whatever image= names now (the
  * mapper pins a device to the image it mapped, so that `rbd rename x
  * x-old; rbd create x` does not swap it).  When the pinned image is no
@@ -261,6 +282,8 @@ rbdx_conn_probe (const struct rbdx_options *o, const struct rbdx_spec *spec,
   }
   if (r == 0 && o->nenc == 0)
     note_raw_luks (ctx);
+  if (r == 0)
+    note_non_primary (ctx);
   if (r == 0 && ident)
     note_renamed_pin (ctx, spec);
   rbdx_ctx_close (ctx);

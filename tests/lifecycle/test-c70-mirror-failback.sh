@@ -12,6 +12,10 @@
 #     still connected (A may keep failing: librbd keeps the read-only
 #     state in the handle A's writes went through);
 #   - A is still alive.
+# And an image already non-primary when the server starts (nbdkit and
+# the engine): an error-level line at start says so and names the
+# promote; a write fails with NBD_EPERM; after the promote a new
+# connection writes.
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/multiconn/mc-lib.sh"
 requires_cluster
@@ -54,6 +58,44 @@ failback() {
   stop_server "$sock"
 }
 
+# served_demoted [engine]: the image is non-primary before it is served.
+served_demoted() {
+  local img sock u log
+  n=$((n + 1))
+  img=$(new_image 16M)
+  rbd mirror image enable "$img" snapshot >/dev/null ||
+    fail "rbd mirror image enable $img snapshot failed"
+  rbd mirror image demote "$img" >/dev/null || fail "demote failed"
+  sock="$MC_DIR/s$n.sock"
+  log="$sock.log"
+  if [ "${1:-}" = engine ]; then
+    say "rbdx-engine: an image served while non-primary"
+    serve_engine "$sock" -- "$img"
+  else
+    say "nbdkit: an image served while non-primary"
+    serve "$sock" -- "$img" 2>"$log"
+  fi
+  grep -q "is a non-primary mirrored image: its writes fail with EPERM until .rbd mirror image promote." "$log" ||
+    fail "nothing at start says $img is non-primary: $(cat "$log")"
+  [ "${1:-}" = engine ] || grep -q "error: rbdx: .*non-primary" "$log" ||
+    fail "the non-primary image is not said at error level: $(cat "$log")"
+  u=$(uri "$sock")
+  client_start A "$u"
+  client_do A writeerr 0 4096 aa EPERM
+  rbd mirror image promote "$img" >/dev/null || fail "promote failed"
+  client_start B "$u"
+  client_do B write 8192 4096 bb
+  client_do B flush
+  [ "$(bytes_at "$img" 8192)" = "bb " ] ||
+    fail "B's write after the promote is not on the image: $(bytes_at "$img" 8192)"
+  client_do A alive
+  client_stop B
+  client_stop A
+  stop_server "$sock"
+}
+
 failback
 failback engine
+served_demoted
+served_demoted engine
 say "ok"
