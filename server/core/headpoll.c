@@ -164,11 +164,13 @@ static bool round_now;
  * image that starts after they were queued.  Called under lock, let go
  * during the check and while the answers are given (their callbacks
  * take locks of their own); the entry stays registered meanwhile
- * (polling).  @return false if no entry had reads waiting. */
+ * (polling), and goes to the end of the list afterwards, so that reads
+ * that keep coming on one context never starve another's.
+ * @return false if no entry had reads waiting. */
 static bool
 confirm_one (void)
 {
-  struct rbdx_headpoll *e;
+  struct rbdx_headpoll *e, **q;
   struct rbdx_headpoll_wait *w, *next;
   uint64_t size = 0;
   int r = 0, trash = NOT_IN_TRASH;
@@ -198,6 +200,14 @@ confirm_one (void)
   pthread_mutex_lock (&lock);
   polling = NULL;
   pthread_cond_broadcast (&idle);
+  /* To the end of the list: the reads of the others come first next. */
+  for (q = &entries; *q != e; q = &(*q)->next)
+    ;
+  *q = e->next;
+  for (; *q; q = &(*q)->next)
+    ;
+  *q = e;
+  e->next = NULL;
   return true;
 }
 

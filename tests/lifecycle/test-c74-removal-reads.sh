@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Case C74 (tests/README.md): a cephx id that may not write (osd 'profile
 # rbd-read-only') serves an image (16 MiB of 0x5a) with nbdkit -r (and
-# rbdx-engine --readonly), so the handle has no header watch; a client
-# reads 4096 bytes at a time all over the image, without a pause, while
-# `rbd rm` deletes it (and, for nbdkit, `rbd trash mv` then
+# rbdx-engine --readonly), so the handle has no header watch; three
+# clients each read 4096 bytes at a time all over the image, without a
+# pause, while `rbd rm` deletes it (and, for nbdkit, `rbd trash mv` then
 # `rbd trash rm`).
 # Asserts: every read that succeeds returns 0x5a (never the zeros librbd
 # makes up for deleted objects, which the header poll alone let through
 # for up to a second); the reads end failing with NBD_EIO, none fails
-# with another error; the client stays connected.
+# with another error; the clients stay connected.
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
 requires ceph
@@ -25,7 +25,7 @@ pattern_file "$d/img" 16M 5a
 
 # removed HOW [engine]: serve, read, remove by HOW (rm, trash).
 removed() {
-  local img sock id rpid line
+  local img sock id line k
   img=$(new_image 16M)
   import_into "$img" "$d/img"
   sock="$d/$1-${2:-nbdkit}.sock"
@@ -36,12 +36,17 @@ removed() {
     say "nbdkit -r: reads while rbd $1 deletes the image"
     serve "$sock" -r -- "$img" id="$ro" keyring="$d/ro.keyring" 2>"$sock.log"
   fi
-  rm -f "$d/ready"
-  /usr/bin/python3 "$RBDX_TESTS/lifecycle/c74-reader.py" "$(uri "$sock")" \
-    $((16 << 20)) 5a "$d/ready" 60 >"$d/out" 2>"$d/err" &
-  rpid=$!
-  wait_for 30 test -e "$d/ready" ||
-    fail "the reader read nothing: $(cat "$d/err")"
+  local -a rpids=()
+  for k in 1 2 3; do
+    rm -f "$d/ready$k"
+    /usr/bin/python3 "$RBDX_TESTS/lifecycle/c74-reader.py" "$(uri "$sock")" \
+      $((16 << 20)) 5a "$d/ready$k" 60 >"$d/out$k" 2>"$d/err$k" &
+    rpids+=($!)
+  done
+  for k in 1 2 3; do
+    wait_for 30 test -e "$d/ready$k" ||
+      fail "reader $k read nothing: $(cat "$d/err$k")"
+  done
   id=$(rbd info --format json "$img" | sed -n 's/.*"id": *"\([^"]*\)".*/\1/p')
   if [ "$1" = rm ]; then
     rbd rm --no-progress "$img" >/dev/null 2>&1 || fail "rbd rm of $img failed"
@@ -50,13 +55,15 @@ removed() {
     rbd trash rm --no-progress "${img%%/*}/$id" >/dev/null 2>&1 ||
       fail "rbd trash rm of $id failed"
   fi
-  wait "$rpid" || fail "the reader failed: $(cat "$d/err")"
-  line=$(cat "$d/out")
-  say "reader: $line"
-  case $line in
-    *" zeros=0 other=0 eio=50 last=EIO") ;;
-    *) fail "after rbd $1: $line (zeros: reads that succeeded with other data than the image's)" ;;
-  esac
+  for k in 1 2 3; do
+    wait "${rpids[k - 1]}" || fail "reader $k failed: $(cat "$d/err$k")"
+    line=$(cat "$d/out$k")
+    say "reader $k: $line"
+    case $line in
+      *" zeros=0 other=0 eio=50 last=EIO") ;;
+      *) fail "after rbd $1, reader $k: $line (zeros: reads that succeeded with other data than the image's)" ;;
+    esac
+  done
   stop_server "$sock"
 }
 
