@@ -35,10 +35,13 @@
 /** A read waiting for rbdx_headpoll_confirm's answer; owned by the
  * caller until @c done runs. */
 struct rbdx_headpoll_wait {
+  uint64_t offset;            /**< bytes: the read's range, */
+  uint64_t count;             /**< checked against the size found */
   /** Called once, on the poller's thread, without headpoll.c's lock:
    * 0 (the image was intact after the read), -ESTALE (removed or in
-   * the trash: the read may hold zeros for deleted data), or the
-   * negative errno of the check (nothing is known).  Must not block. */
+   * the trash: the read may hold zeros for deleted data), -EINVAL (the
+   * head now ends before the read's end), or the negative errno of the
+   * check (nothing is known).  Must not block. */
   void (*done) (struct rbdx_headpoll_wait *w, int r);
   struct rbdx_headpoll_wait *next;    /**< headpoll.c's */
 };
@@ -50,6 +53,8 @@ struct rbdx_headpoll {
   const char *name;
   atomic_bool *gone;
   _Atomic uint64_t *cur_size;
+  uint64_t size_offset;     /**< bytes the header's size has more than
+                                 the context's (a LUKS header) */
   bool registered;
   unsigned long round;      /**< headpoll.c's: the last round it was in */
   struct rbdx_headpoll_wait *waits;   /**< headpoll.c's: to confirm */
@@ -59,27 +64,40 @@ struct rbdx_headpoll {
 /** Have @p e's image checked from now on, with @p io (the context's I/O
  * context of the image's pool and namespace; kept until unregistered):
  * a removal (of the image, or of the snapshot @p ident names), or the
- * image in the trash, sets *@p gone (for good), a resize of the head stores the new size in bytes in
- * *@p cur_size.  @p ident, @p name (for messages), @p gone and
- * @p cur_size must outlive the registration.
+ * image in the trash, sets *@p gone (for good), a resize of the head
+ * stores the new size in bytes in *@p cur_size.  @p ident, @p name (for
+ * messages), @p gone and @p cur_size must outlive the registration.
+ * With @p encrypted, the context's sizes are those of the plaintext,
+ * which starts after the format's header: the header's size minus the
+ * context's *@p cur_size now is taken as that header's length, asked of
+ * the cluster here (a resize between the context's open and this call
+ * would be taken for part of it), and subtracted from every size found.
  * @return 0; -ENOTSUP for an image without an id (format 1: nothing
- * polled, the caller says so); -ENOMEM, -EAGAIN (no thread).
+ * polled, the caller says so); -ENOMEM, -EAGAIN (no thread); with
+ * @p encrypted, the error of the cluster's answer.
  * Thread-safe. */
 int rbdx_headpoll_register (struct rbdx_headpoll *e, rados_ioctx_t io,
                             const struct rbdx_ident *ident, const char *name,
-                            atomic_bool *gone, _Atomic uint64_t *cur_size);
+                            atomic_bool *gone, _Atomic uint64_t *cur_size,
+                            bool encrypted);
 
 /** Answer @p w after a check of @p e's image (registered) that starts
  * after this call: for a read of @p e's context that completed with
  * data that may be zeros librbd filled in for objects already deleted.
  * `rbd rm` (and `rbd trash rm`, `rbd migration commit`) deletes the data
  * objects only while the image sits in the trash, and its header last;
- * a snapshot leaves the header before its data is trimmed.  So a check
- * that finds the header with its snapshot and no trash entry, made
- * after the read, proves the read saw the image's data (an image
- * removed without the trash, format 1 or Ceph before 14, is not
- * covered).  Reads of one context waiting together share one check
- * (two cluster round trips).  Thread-safe; never blocks. */
+ * `rbd snap rm` moves the snapshot to the snapshots' trash namespace
+ * before the OSDs may drop its data (librbd's SnapshotRemoveRequest:
+ * TRASH_SNAP, then RELEASE_SNAP_ID, then REMOVE_SNAP).  So a check that
+ * finds no trash entry and then the header with the snapshot outside
+ * the snapshots' trash, made after the read, proves the read saw the
+ * image's data (an image removed without the trash, format 1 or Ceph
+ * before 14, is not covered; nor is a shrink, which deletes the objects
+ * past the new end before it writes the new size: those reads of the
+ * part cut away may be zeros, for every client of the image).  The
+ * read's range (@p w->offset, @p w->count) is checked against the size
+ * found.  Reads of one context waiting together share one check (two
+ * cluster round trips).  Thread-safe; never blocks. */
 void rbdx_headpoll_confirm (struct rbdx_headpoll *e,
                             struct rbdx_headpoll_wait *w);
 

@@ -183,9 +183,10 @@ sync_confirmed (struct rbdx_headpoll_wait *w, int r)
 }
 
 static int
-confirm_sync (struct rbdx_ctx *ctx)
+confirm_sync (struct rbdx_ctx *ctx, uint64_t count, uint64_t offset)
 {
-  struct sync_confirm c = { .w.done = sync_confirmed };
+  struct sync_confirm c = { .w.done = sync_confirmed, .w.offset = offset,
+                            .w.count = count };
 
   sem_init (&c.sem, 0, 0);
   rbdx_headpoll_confirm (&ctx->poll, &c.w);
@@ -299,7 +300,8 @@ run_sync (struct rbdx_ctx *ctx, const struct rbdx_aio *a)
     return 0;
   if (r == 0) {
     r = finish (ctx, a->op, a->count, a->offset, submit_wait (ctx, a));
-    return to_confirm (ctx, a, r) ? confirm_sync (ctx) : r;
+    return to_confirm (ctx, a, r) ? confirm_sync (ctx, a->count, a->offset)
+                                  : r;
   }
   return finish (ctx, a->op, a->count, a->offset, r);
 }
@@ -316,6 +318,8 @@ aio_done (rbd_completion_t c, void *arg)
   ret = finish (a->ctx, a->op, a->count, a->offset, r);
   if (to_confirm (a->ctx, a, ret)) {
     a->hp.done = confirmed;
+    a->hp.offset = a->offset;
+    a->hp.count = a->count;
     rbdx_headpoll_confirm (&a->ctx->poll, &a->hp);
     return;
   }

@@ -475,7 +475,7 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
 
     rbdx_printable (rbdx_options_id (o), shown, sizeof shown);
     r = rbdx_headpoll_register (&ctx->poll, ctx->io, &ctx->ident, ctx->name,
-                                &ctx->gone, &ctx->cur_size);
+                                &ctx->gone, &ctx->cur_size, ctx->encrypted);
     if (r == -ENOTSUP)
       rbdx_error ("rbdx: %s: opened read-only (client.%s may not watch the "
                   "image header) and a format 1 image: its removal or "

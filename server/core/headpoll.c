@@ -31,18 +31,18 @@ static struct poller *current;          /* under lock */
 #define NOT_IN_TRASH (-1)
 
 /* Whether @id's image sits in the trash (*@trash its source) or else
- * the size of @id (its snapshot's, or the head's) now; -ENOENT when the
- * image or the snapshot is gone; other errors (cluster unreachable, ...)
- * say nothing.
+ * the size of the head now (*@size, unchanged for a snapshot); -ENOENT
+ * when the image or the snapshot is gone or the snapshot is being
+ * removed; other errors (cluster unreachable, ...) say nothing.
  * `rbd rm` first moves the image to the trash as "removing", then
  * deletes its data objects, then the header, then the trash entry;
  * `rbd migration prepare` moves its source there, and `rbd trash rm`
  * deletes the data of any image there.  Nothing here would stop that
  * deletion (no watch), so an image in the trash is served no more.
- * The trash is asked first: no entry, then the header with the
- * snapshot, proves that no deletion had begun when the trash answered
- * (one that had begun and ended since took the header with it), which
- * rbdx_headpoll_confirm relies on. */
+ * The trash is asked first: no entry, then the header (with the
+ * snapshot outside the snapshots' trash), proves that no deletion had
+ * begun when the trash answered (one that had begun and ended since
+ * took the header with it), which rbdx_headpoll_confirm relies on. */
 static int
 head_state (rados_ioctx_t io, const struct rbdx_ident *id, uint64_t *size,
             int *trash)
@@ -51,6 +51,7 @@ head_state (rados_ioctx_t io, const struct rbdx_ident *id, uint64_t *size,
   uint64_t snap = id->snap_id == RBDX_NOSNAP ? LIBRADOS_SNAP_HEAD
                                              : id->snap_id;
   rbd_trash_image_info_t t;
+  uint32_t type;
   int i, r;
 
   *trash = NOT_IN_TRASH;
@@ -65,6 +66,38 @@ head_state (rados_ioctx_t io, const struct rbdx_ident *id, uint64_t *size,
   snprintf (oid, sizeof oid, "rbd_header.%s", id->image_id);
   for (i = 0; i < 8; i++)
     in[i] = (char) (snap >> (8 * i));           /* le64 */
+  if (id->snap_id != RBDX_NOSNAP) {
+    /* cls rbd.snapshot_get: a cls::rbd::SnapshotInfo, whose encoding
+     * (cls/rbd/cls_rbd_types.cc, Ceph 16-18) is a 6-byte header
+     * (version, compat, le32 length), the le64 id, then the namespace:
+     * a 6-byte header and its le32 type, 2 for the trash. */
+    rados_read_op_t op = rados_create_read_op ();
+    char *reply = NULL;
+    size_t len = 0;
+    int rval = 0;
+
+    if (!op)
+      return -ENOMEM;
+    /* The reply's size follows the snapshot's name: librados allocates. */
+    rados_read_op_exec (op, "rbd", "snapshot_get", in, sizeof in, &reply,
+                        &len, &rval);
+    r = rados_read_op_operate (op, io, oid, 0);
+    rados_release_read_op (op);
+    if (r == 0)
+      r = rval;
+    if (r == 0 && (!reply || len < 24))
+      r = -EIO;
+    if (r == 0) {
+      const unsigned char *u = (const unsigned char *) reply;
+
+      type = (uint32_t) u[20] | (uint32_t) u[21] << 8 |
+             (uint32_t) u[22] << 16 | (uint32_t) u[23] << 24;
+      r = type == 2 ? -ENOENT : 0;
+    }
+    if (reply)
+      rados_buffer_free (reply);
+    return r;
+  }
   r = rados_exec (io, oid, "rbd", "get_size", in, sizeof in, out, sizeof out);
   if (r < 0)
     return r;
@@ -115,9 +148,13 @@ apply (struct rbdx_headpoll *first, int r, uint64_t size, int trash)
                     "this connection fail with EIO from now on", e->name,
                     trash_reason (trash));
     }
-    else if (r == 0 && e->ident->snap_id == RBDX_NOSNAP &&
-             atomic_exchange (e->cur_size, size) != size)
-      rbdx_debug ("rbdx: %s: resized to %" PRIu64 " bytes", e->name, size);
+    else if (r == 0 && e->ident->snap_id == RBDX_NOSNAP) {
+      uint64_t plain = size > e->size_offset ? size - e->size_offset : 0;
+
+      if (atomic_exchange (e->cur_size, plain) != plain)
+        rbdx_debug ("rbdx: %s: resized to %" PRIu64 " bytes", e->name,
+                    plain);
+    }
   }
 }
 
@@ -192,10 +229,16 @@ confirm_one (void)
     apply (e, r, size, trash);
   if (atomic_load (e->gone))  /* removed, in the trash (apply) */
     r = -ESTALE;
+  size = atomic_load (e->cur_size);
   pthread_mutex_unlock (&lock);
   for (; w; w = next) {
     next = w->next;           /* w may be freed by done */
-    w->done (w, r);
+    /* Shrunk meanwhile: the end the client sees comes before. */
+    if (r == 0 && e->ident->snap_id == RBDX_NOSNAP &&
+        (w->offset > size || w->count > size - w->offset))
+      w->done (w, -EINVAL);
+    else
+      w->done (w, r);
   }
   pthread_mutex_lock (&lock);
   polling = NULL;
@@ -271,13 +314,23 @@ rbdx_headpoll_confirm (struct rbdx_headpoll *e, struct rbdx_headpoll_wait *w)
 int
 rbdx_headpoll_register (struct rbdx_headpoll *e, rados_ioctx_t io,
                         const struct rbdx_ident *ident, const char *name,
-                        atomic_bool *gone, _Atomic uint64_t *cur_size)
+                        atomic_bool *gone, _Atomic uint64_t *cur_size,
+                        bool encrypted)
 {
   struct poller *p;
-  int r;
+  uint64_t raw = 0, plain = atomic_load (cur_size);
+  int r, trash;
 
   if (strncmp (ident->image_id, "name:", 5) == 0)
     return -ENOTSUP;
+  e->size_offset = 0;
+  if (encrypted && ident->snap_id == RBDX_NOSNAP) {
+    r = head_state (io, ident, &raw, &trash);
+    if (r < 0)
+      return r;
+    if (trash == NOT_IN_TRASH && raw > plain)
+      e->size_offset = raw - plain;
+  }
   e->ident = ident;
   e->io = io;
   e->name = name;

@@ -16,6 +16,10 @@
 #     connected, and the removal is logged at error level (no -v);
 #   - a snapshot served the same way: after `rbd snap rm`, within 3 s A's
 #     reads fail with NBD_EIO.
+# Case C75: an encrypted head served so (LUKS2, 64 MiB with its 16 MiB
+# header, 16 MiB of plaintext 0x5a): after `rbd resize --allow-shrink
+# --size 20M` returned, within 3 s A's reads at 8 MiB and at 4 MiB fail
+# with NBD_EINVAL (4 MiB of plaintext left), at 1 MiB still read 0x5a.
 # Case C73: for A open on the head (nbdkit and the engine), after
 # `rbd migration prepare IMAGE NEW` returned (not refused: no watch), and
 # after `rbd trash mv IMAGE`, within 3 s A's reads fail with NBD_EIO, for
@@ -153,6 +157,33 @@ moved trash
 if [ -x "$RBDX_BUILD/server/rbdx-engine" ]; then
   moved migration engine
 fi
+
+# An encrypted head (LUKS2, encryption_format=): its plaintext starts
+# after the 16 MiB header, so the header's size is not the export's.
+say "read-only encrypted head: rbd resize --allow-shrink"
+printf 'c56 passphrase\n' >"$d/pass"
+chmod 600 "$d/pass"
+img=$(new_image 64M)
+rbd encryption format "$img" luks2 "$d/pass" >/dev/null 2>&1 ||
+  fail "rbd encryption format failed"
+enc=(encryption_format=luks2 encryption_passphrase_file="$d/pass")
+nbdkit -U - "$RBDX_PLUGIN" "$img" "${enc[@]}" --run \
+  'nbdsh -u "$uri" -c "h.pwrite(b\"\\x5a\" * (16 << 20), 0); h.flush()"' ||
+  fail "cannot write the encrypted image"
+sock="$d/e.sock"
+serve "$sock" -r -- "$img" id="$ro" keyring="$d/ro.keyring" "${enc[@]}" \
+  2>"$d/e.log"
+client_start A "$(uri "$sock")"
+client_do A read $((8 << 20)) 4096 5a
+# 20 MiB of header and data: 4 MiB of plaintext left.
+rbd resize --no-progress --allow-shrink --size 20M "$img" >/dev/null 2>&1 ||
+  fail "rbd resize --allow-shrink failed"
+until_err A 3 readerr $((8 << 20)) 4096 EINVAL
+client_do A readerr $((8 << 20)) 4096 EINVAL
+client_do A readerr $((4 << 20)) 4096 EINVAL
+client_do A read $((1 << 20)) 4096 5a
+client_stop A
+stop_server "$sock"
 
 say "read-only snapshot: rbd snap rm"
 img=$(new_image 16M)

@@ -43,6 +43,7 @@ failback() {
   client_start A "$u"
   client_do A write 0 4096 aa
   client_do A flush
+  at_exit "rbd mirror image promote --force $img >/dev/null 2>&1"
   rbd mirror image demote "$img" >/dev/null || fail "demote failed"
   client_do A writeerr 4096 4096 ab EPERM
   rbd mirror image promote "$img" >/dev/null || fail "promote failed"
@@ -65,6 +66,8 @@ served_demoted() {
   img=$(new_image 16M)
   rbd mirror image enable "$img" snapshot >/dev/null ||
     fail "rbd mirror image enable $img snapshot failed"
+  # Hooks run before the images are removed (a non-primary one cannot be).
+  at_exit "rbd mirror image promote --force $img >/dev/null 2>&1"
   rbd mirror image demote "$img" >/dev/null || fail "demote failed"
   sock="$MC_DIR/s$n.sock"
   log="$sock.log"

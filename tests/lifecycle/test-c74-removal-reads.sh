@@ -5,7 +5,8 @@
 # rbdx-engine --readonly), so the handle has no header watch; three
 # clients each read 4096 bytes at a time all over the image, without a
 # pause, while `rbd rm` deletes it (and, for nbdkit, `rbd trash mv` then
-# `rbd trash rm`).
+# `rbd trash rm`); and a snapshot served so (its head rewritten since,
+# so that its data lives in the OSDs' clones) while `rbd snap rm` runs.
 # Asserts: every read that succeeds returns 0x5a (never the zeros librbd
 # makes up for deleted objects, which the header poll alone let through
 # for up to a second); the reads end failing with NBD_EIO, none fails
@@ -25,16 +26,25 @@ pattern_file "$d/img" 16M 5a
 
 # removed HOW [engine]: serve, read, remove by HOW (rm, trash).
 removed() {
-  local img sock id line k
+  local img sock id line k spec
   img=$(new_image 16M)
   import_into "$img" "$d/img"
+  spec=$img
+  if [ "$1" = snap ]; then
+    # The head rewritten: the snapshot's data lives in the OSDs' clones,
+    # which go once librbd releases the snapshot id.
+    rbd snap create --no-progress "$img@s1" >/dev/null 2>&1
+    rbd bench --io-type write --io-size 4M --io-threads 1 --io-total 16M \
+      --io-pattern seq "$img" >/dev/null 2>&1 || fail "rbd bench failed"
+    spec=$img@s1
+  fi
   sock="$d/$1-${2:-nbdkit}.sock"
   if [ "${2:-}" = engine ]; then
-    say "rbdx-engine --readonly: reads while rbd $1 deletes the image"
-    serve_engine "$sock" --readonly -- "$img" id="$ro" keyring="$d/ro.keyring"
+    say "rbdx-engine --readonly: reads of $spec while rbd $1 deletes it"
+    serve_engine "$sock" --readonly -- "$spec" id="$ro" keyring="$d/ro.keyring"
   else
-    say "nbdkit -r: reads while rbd $1 deletes the image"
-    serve "$sock" -r -- "$img" id="$ro" keyring="$d/ro.keyring" 2>"$sock.log"
+    say "nbdkit -r: reads of $spec while rbd $1 deletes it"
+    serve "$sock" -r -- "$spec" id="$ro" keyring="$d/ro.keyring" 2>"$sock.log"
   fi
   local -a rpids=()
   for k in 1 2 3; do
@@ -50,6 +60,9 @@ removed() {
   id=$(rbd info --format json "$img" | sed -n 's/.*"id": *"\([^"]*\)".*/\1/p')
   if [ "$1" = rm ]; then
     rbd rm --no-progress "$img" >/dev/null 2>&1 || fail "rbd rm of $img failed"
+  elif [ "$1" = snap ]; then
+    rbd snap rm --no-progress "$spec" >/dev/null 2>&1 ||
+      fail "rbd snap rm of $spec failed"
   else
     rbd trash mv "$img" >/dev/null 2>&1 || fail "rbd trash mv of $img failed"
     rbd trash rm --no-progress "${img%%/*}/$id" >/dev/null 2>&1 ||
@@ -69,7 +82,9 @@ removed() {
 
 removed rm
 removed trash
+removed snap
 if [ -x "$RBDX_BUILD/server/rbdx-engine" ]; then
   removed rm engine
+  removed snap engine
 fi
 say "ok"

@@ -489,6 +489,8 @@ test_confirm (void **state)
   assert_int_equal (last_ret, -ESTALE);
   /* Read at 100: image offset 1024 is byte 924 of the buffer. */
   assert_true (read_waits (100, 8192, 924, 512));
+  assert_int_equal (confirms->offset, 100);     /* checked against the */
+  assert_int_equal (confirms->count, 8192);     /* size found */
   confirms->done (confirms, -ETIMEDOUT);
   assert_int_equal (last_ret, -ETIMEDOUT);
   assert_false (read_waits (100, 8192, 925, 512));    /* not aligned */
