@@ -145,10 +145,16 @@ open_image (struct rbdx_ctx *ctx, const struct rbdx_options *o,
     }
     else if (r == -ENOENT)
       snprintf (err, errlen, "image '%s' does not exist", ctx->name);
+    else if ((r == -EPERM || r == -EACCES) && !(flags & RBDX_CTX_READONLY))
+      snprintf (err, errlen, "client.%s may not open image '%s' (check its "
+                "cephx caps) for a connection that may write: a writable "
+                "open needs osd 'profile rbd pool=%s' (with read-only caps, "
+                "serve with nbdkit -r): %s", rbdx_options_id (o),
+                ctx->name, spec->pool, strerror (-r));
     else if (r == -EPERM || r == -EACCES)
       snprintf (err, errlen, "client.%s may not open image '%s' "
-                "(check its cephx caps): %s", rbdx_options_id (o),
-                ctx->name, strerror (-r));
+                "(check its cephx caps in pool '%s'): %s",
+                rbdx_options_id (o), ctx->name, spec->pool, strerror (-r));
     else if (r == -ETIMEDOUT && (flags & RBDX_CTX_PROBE))
       /* RBDX_PROBE_OSD_TIMEOUT_S in rbdx/cluster.h says why. */
       snprintf (err, errlen, "client.%s could not open image '%s': no OSD "

@@ -51,7 +51,8 @@ describe (int neg)
   case ESHUTDOWN:
     return "this Ceph client was blocklisted (fenced)";
   case ESTALE:
-    return "the snapshot or image was removed";
+    return "the image or snapshot is gone (removed, in the trash or the "
+           "source of a migration)";
   default:
     return strerror (-neg);
   }

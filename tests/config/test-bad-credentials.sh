@@ -71,6 +71,6 @@ if timeout 60 nbdkit -U "$(new_socket)" "$RBDX_PLUGIN" "$img" "id=${u}ro" "keyri
      --run "$ro" >/dev/null 2>"$errf"; then
   fail "a read-write open by a read-only user succeeded: $(cat "$errf")"
 fi
-grep -qF "client.${u}ro may not open image '$img' (check its cephx caps)" \
+grep -qF "client.${u}ro may not open image '$img' (check its cephx caps) for a connection that may write: a writable open needs osd 'profile rbd pool=rbd' (with read-only caps, serve with nbdkit -r)" \
   "$errf" || fail "no caps message for a read-only user: $(cat "$errf")"
 say "ok"
