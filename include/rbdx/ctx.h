@@ -110,6 +110,9 @@ struct rbdx_ctx {
                                   (RBD_WRITE_ZEROES_FLAG_THICK_PROVISION),
                                   so nothing is ever deallocated. */
   char *name;                /**< canonical "pool/[ns/]image[@snap]", owned. */
+  bool confirm_reads;         /**< a handle without a watch on a clone:
+                                  every read waits for headpoll.c's
+                                  confirmation (ctx-io.c, C76). */
   struct rbdx_headpoll poll;  /**< a handle without a watch: its image's
                                   removal and resize, polled (headpoll.h). */
   struct rbdx_size_entry size_entry;  /**< in size_file='s registry

@@ -491,10 +491,20 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
                 ctx->name, strerror (-r));
       goto fail;
     }
-    else
+    else {
+      rbd_linked_image_spec_t parent;
+      rbd_snap_spec_t psnap;
+
       rbdx_debug ("rbdx: %s: opened read-only (client.%s may not watch the "
                   "image header): its removal and resize are polled every "
                   "%d ms", ctx->name, shown, RBDX_HEADPOLL_INTERVAL_MS);
+      /* A clone's object that is gone reads as its parent's (C76). */
+      if (rbd_get_parent (ctx->image, &parent, &psnap) == 0) {
+        ctx->confirm_reads = true;
+        rbd_linked_image_spec_cleanup (&parent);
+        rbd_snap_spec_cleanup (&psnap);
+      }
+    }
   }
 
 out:

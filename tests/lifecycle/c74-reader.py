@@ -3,10 +3,10 @@
 # time, all over an image of SIZE bytes of BYTE, until its reads have
 # failed with EIO 50 times in a row or DEADLINE seconds passed.  Writes
 # READY once a first read returned the image's data.  Prints one line:
-#   good=N zeros=N other=N eio=N last=ERRNO|ok
-# zeros counts reads that succeeded with any byte other than BYTE (the
-# fault: zeros for data already deleted); other counts failures that are
-# not EIO.
+#   good=N bad=N other=N eio=N last=ERRNO|ok
+# bad counts reads that succeeded with any byte other than BYTE (the
+# fault: zeros for data already deleted, or a clone's parent's data);
+# other counts failures that are not EIO.
 import sys
 import time
 
@@ -18,7 +18,7 @@ uri, size, byte, ready, deadline = (sys.argv[1], int(sys.argv[2]),
 want = bytes([byte]) * 4096
 h = nbd.NBD()
 h.connect_uri(uri)
-good = zeros = other = eio = 0
+good = bad = other = eio = 0
 last = "ok"
 i = 0
 end = time.monotonic() + deadline
@@ -42,6 +42,6 @@ while time.monotonic() < end and eio < 50:
         if good == 1:
             open(ready, "w").close()
     else:
-        zeros += 1
-print("good=%d zeros=%d other=%d eio=%d last=%s" % (good, zeros, other, eio, last))
+        bad += 1
+print("good=%d bad=%d other=%d eio=%d last=%s" % (good, bad, other, eio, last))
 h.shutdown()

@@ -6,10 +6,12 @@
 # clients each read 4096 bytes at a time all over the image, without a
 # pause, while `rbd rm` deletes it (and, for nbdkit, `rbd trash mv` then
 # `rbd trash rm`); and a snapshot served so (its head rewritten since,
-# so that its data lives in the OSDs' clones) while `rbd snap rm` runs.
+# so that its data lives in the OSDs' clones) while `rbd snap rm` runs;
+# and a clone (of a parent of 0x11), all written, while `rbd rm` runs.
 # Asserts: every read that succeeds returns 0x5a (never the zeros librbd
-# makes up for deleted objects, which the header poll alone let through
-# for up to a second); the reads end failing with NBD_EIO, none fails
+# makes up for deleted objects, nor the parent's data a deleted object of
+# a clone reads as, which the header poll alone let through for up to a
+# second); the reads end failing with NBD_EIO, none fails
 # with another error; the clients stay connected.
 . "$RBDX_TESTS/lib.sh"
 requires_cluster
@@ -37,13 +39,26 @@ removed() {
     rbd bench --io-type write --io-size 4M --io-threads 1 --io-total 16M \
       --io-pattern seq "$img" >/dev/null 2>&1 || fail "rbd bench failed"
     spec=$img@s1
+  elif [ "$1" = clone ]; then
+    # A clone of a parent of 0x11, every byte of it written (0x5a).
+    pattern_file "$d/parent" 16M 11
+    import_into "$img" "$d/parent"
+    rbd snap create --no-progress "$img@p" >/dev/null 2>&1
+    rbd snap protect "$img@p" || fail "rbd snap protect failed"
+    spec=$img-clone
+    # Hooks run before the images are removed: the clone goes first.
+    at_exit "rbd rm --no-progress $spec >/dev/null 2>&1; rbd snap unprotect $img@p"
+    rbd clone "$img@p" "$spec" >/dev/null 2>&1 || fail "rbd clone failed"
+    nbdkit -U - "$RBDX_PLUGIN" "$spec" --run \
+      'nbdsh -u "$uri" -c "h.pwrite(b\"\\x5a\" * (16 << 20), 0); h.flush()"' ||
+      fail "cannot write the clone"
   fi
   sock="$d/$1-${2:-nbdkit}.sock"
   if [ "${2:-}" = engine ]; then
-    say "rbdx-engine --readonly: reads of $spec while rbd $1 deletes it"
+    say "rbdx-engine --readonly: reads of $spec while rbd ${1/clone/rm} deletes it"
     serve_engine "$sock" --readonly -- "$spec" id="$ro" keyring="$d/ro.keyring"
   else
-    say "nbdkit -r: reads of $spec while rbd $1 deletes it"
+    say "nbdkit -r: reads of $spec while rbd ${1/clone/rm} deletes it"
     serve "$sock" -r -- "$spec" id="$ro" keyring="$d/ro.keyring" 2>"$sock.log"
   fi
   local -a rpids=()
@@ -58,8 +73,8 @@ removed() {
       fail "reader $k read nothing: $(cat "$d/err$k")"
   done
   id=$(rbd info --format json "$img" | sed -n 's/.*"id": *"\([^"]*\)".*/\1/p')
-  if [ "$1" = rm ]; then
-    rbd rm --no-progress "$img" >/dev/null 2>&1 || fail "rbd rm of $img failed"
+  if [ "$1" = rm ] || [ "$1" = clone ]; then
+    rbd rm --no-progress "$spec" >/dev/null 2>&1 || fail "rbd rm of $spec failed"
   elif [ "$1" = snap ]; then
     rbd snap rm --no-progress "$spec" >/dev/null 2>&1 ||
       fail "rbd snap rm of $spec failed"
@@ -73,8 +88,8 @@ removed() {
     line=$(cat "$d/out$k")
     say "reader $k: $line"
     case $line in
-      *" zeros=0 other=0 eio=50 last=EIO") ;;
-      *) fail "after rbd $1, reader $k: $line (zeros: reads that succeeded with other data than the image's)" ;;
+      *" bad=0 other=0 eio=50 last=EIO") ;;
+      *) fail "after rbd $1, reader $k: $line (bad: reads that succeeded with other data than the image's)" ;;
     esac
   done
   stop_server "$sock"
@@ -83,8 +98,10 @@ removed() {
 removed rm
 removed trash
 removed snap
+removed clone
 if [ -x "$RBDX_BUILD/server/rbdx-engine" ]; then
   removed rm engine
   removed snap engine
+  removed clone engine
 fi
 say "ok"

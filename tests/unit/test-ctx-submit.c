@@ -466,7 +466,7 @@ read_waits (uint64_t offset, uint32_t count, unsigned from, unsigned len)
  * is answered only with headpoll.c's confirmation, and with its result;
  * data that cannot (no zero at either end, no image-aligned 512-byte
  * sector of zeros) and any read of a watched context is answered at
- * once. */
+ * once; on a clone (confirm_reads) every read waits (C76). */
 static void
 test_confirm (void **state)
 {
@@ -496,6 +496,11 @@ test_confirm (void **state)
   assert_false (read_waits (100, 8192, 925, 512));    /* not aligned */
   assert_false (read_waits (100, 8192, 924, 511));    /* not whole */
   assert_false (read_waits (0, 65536, 600, 400));     /* inside a sector */
+  ctx.confirm_reads = true;                           /* a clone: */
+  assert_true (read_waits (0, 4096, 0, 0));           /* every read */
+  confirms->done (confirms, 0);
+  assert_int_equal (last_ret, 0);
+  ctx.confirm_reads = false;
   ctx.poll.registered = false;                        /* watched */
   assert_false (read_waits (0, 4096, 0, 4096));
   read_fill = NULL;
