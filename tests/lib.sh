@@ -262,6 +262,23 @@ serve_engine() {
   fail "rbdx-engine did not listen on $sock within 20 s"
 }
 
+# serve_via FRONT SOCKET rw|ro [--] SPEC [KEY=VALUE...]: serve through
+# FRONT, nbdkit (serve) or engine (serve_engine), read-write or read-only
+# (nbdkit -r, rbdx-engine --readonly); the server's messages go to
+# SOCKET.log either way.  Sets SERVER_PID.
+serve_via() {
+  local front=$1 sock=$2 mode=$3
+  shift 3
+  [ "${1:-}" = "--" ] && shift
+  case $front:$mode in
+    engine:ro) serve_engine "$sock" --readonly -- "$@" ;;
+    engine:rw) serve_engine "$sock" -- "$@" ;;
+    nbdkit:ro) serve "$sock" -r -- "$@" 2>"$sock.log" ;;
+    nbdkit:rw) serve "$sock" -- "$@" 2>"$sock.log" ;;
+    *) fail "serve_via: FRONT is nbdkit or engine, MODE rw or ro: $front $mode" ;;
+  esac
+}
+
 # stop_server SOCKET: stop a server started by serve and wait for it.
 stop_server() {
   local pidfile="$1.pid" pid

@@ -63,17 +63,10 @@ head() {
   local img sock log
   img=$(new_image 16M)
   import_into "$img" "$d/img"
-  if [ "${1:-}" = engine ]; then
-    say "read-only head, rbdx-engine: rbd resize --allow-shrink, then rbd rm"
-    sock="$d/he.sock"
-    serve_engine "$sock" --readonly -- "$img" id="$ro" keyring="$d/ro.keyring"
-    log=$sock.log
-  else
-    say "read-only head: rbd resize --allow-shrink, then rbd rm"
-    sock="$d/h.sock"
-    log="$d/h.log"
-    serve "$sock" -r -- "$img" id="$ro" keyring="$d/ro.keyring" 2>"$log"
-  fi
+  say "read-only head, ${1:-nbdkit}: rbd resize --allow-shrink, then rbd rm"
+  sock="$d/h-${1:-nbdkit}.sock"
+  log=$sock.log
+  serve_via "${1:-nbdkit}" "$sock" ro -- "$img" id="$ro" keyring="$d/ro.keyring"
   client_start A "$(uri "$sock")"
   client_do A read $((12 << 20)) 4096 5a
   rbd resize --no-progress --allow-shrink --size 8M "$img" >/dev/null 2>&1 ||
@@ -111,13 +104,8 @@ moved() {
   import_into "$img" "$d/img"
   sock="$d/m-$1-${2:-nbdkit}.sock"
   log="$sock.log"
-  if [ "${2:-}" = engine ]; then
-    say "read-only head, rbdx-engine: $1"
-    serve_engine "$sock" --readonly -- "$img" id="$ro" keyring="$d/ro.keyring"
-  else
-    say "read-only head: $1"
-    serve "$sock" -r -- "$img" id="$ro" keyring="$d/ro.keyring" 2>"$log"
-  fi
+  say "read-only head, ${2:-nbdkit}: $1"
+  serve_via "${2:-nbdkit}" "$sock" ro -- "$img" id="$ro" keyring="$d/ro.keyring"
   client_start A "$(uri "$sock")"
   client_do A read 0 4096 5a
   id=$(rbd info --format json "$img" | sed -n 's/.*"id": *"\([^"]*\)".*/\1/p')

@@ -32,13 +32,8 @@ failback() {
   rbd mirror image enable "$img" snapshot >/dev/null ||
     fail "rbd mirror image enable $img snapshot failed"
   sock="$MC_DIR/s$n.sock"
-  if [ "${1:-}" = engine ]; then
-    say "rbdx-engine: demote and promote of a served image"
-    serve_engine "$sock" -- "$img"
-  else
-    say "nbdkit: demote and promote of a served image"
-    serve "$sock" -- "$img" 2>"$MC_DIR/s$n.log"
-  fi
+  say "${1:-nbdkit}: demote and promote of a served image"
+  serve_via "${1:-nbdkit}" "$sock" rw -- "$img"
   u=$(uri "$sock")
   client_start A "$u"
   client_do A write 0 4096 aa
@@ -71,13 +66,8 @@ served_demoted() {
   rbd mirror image demote "$img" >/dev/null || fail "demote failed"
   sock="$MC_DIR/s$n.sock"
   log="$sock.log"
-  if [ "${1:-}" = engine ]; then
-    say "rbdx-engine: an image served while non-primary"
-    serve_engine "$sock" -- "$img"
-  else
-    say "nbdkit: an image served while non-primary"
-    serve "$sock" -- "$img" 2>"$log"
-  fi
+  say "${1:-nbdkit}: an image served while non-primary"
+  serve_via "${1:-nbdkit}" "$sock" rw -- "$img"
   grep -q "is a non-primary mirrored image: its writes fail with EPERM until .rbd mirror image promote." "$log" ||
     fail "nothing at start says $img is non-primary: $(cat "$log")"
   [ "${1:-}" = engine ] || grep -q "error: rbdx: .*non-primary" "$log" ||

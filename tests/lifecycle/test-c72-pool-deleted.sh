@@ -37,13 +37,8 @@ deleted() {
   timeout 60 rbd pool init "$pool" || fail "rbd pool init $pool failed"
   rbd create --no-progress --size 16M "$pool/img" || fail "rbd create failed"
   sock="$MC_DIR/s$n.sock"
-  if [ "${1:-}" = engine ]; then
-    say "rbdx-engine: the pool of a served image is deleted"
-    serve_engine "$sock" -- "$pool/img"
-  else
-    say "nbdkit: the pool of a served image is deleted"
-    serve "$sock" -- "$pool/img" 2>"$sock.log"
-  fi
+  say "${1:-nbdkit}: the pool of a served image is deleted"
+  serve_via "${1:-nbdkit}" "$sock" rw -- "$pool/img"
   u=$(uri "$sock")
   client_start A "$u"
   client_do A write 0 4096 aa

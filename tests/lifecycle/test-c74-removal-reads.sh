@@ -54,13 +54,8 @@ removed() {
       fail "cannot write the clone"
   fi
   sock="$d/$1-${2:-nbdkit}.sock"
-  if [ "${2:-}" = engine ]; then
-    say "rbdx-engine --readonly: reads of $spec while rbd ${1/clone/rm} deletes it"
-    serve_engine "$sock" --readonly -- "$spec" id="$ro" keyring="$d/ro.keyring"
-  else
-    say "nbdkit -r: reads of $spec while rbd ${1/clone/rm} deletes it"
-    serve "$sock" -r -- "$spec" id="$ro" keyring="$d/ro.keyring" 2>"$sock.log"
-  fi
+  say "${2:-nbdkit}, read-only: reads of $spec while rbd ${1/clone/rm} deletes it"
+  serve_via "${2:-nbdkit}" "$sock" ro -- "$spec" id="$ro" keyring="$d/ro.keyring"
   local -a rpids=()
   for k in 1 2 3; do
     rm -f "$d/ready$k"
