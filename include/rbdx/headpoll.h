@@ -55,6 +55,9 @@ struct rbdx_headpoll {
   _Atomic uint64_t *cur_size;
   uint64_t size_offset;     /**< bytes the header's size has more than
                                  the context's (a LUKS header) */
+  char *link;               /**< a clone's parent link at registration
+                                 (headpoll.c's), or NULL */
+  size_t link_len;
   bool registered;
   unsigned long round;      /**< headpoll.c's: the last round it was in */
   struct rbdx_headpoll_wait *waits;   /**< headpoll.c's: to confirm */
@@ -72,14 +75,19 @@ struct rbdx_headpoll {
  * context's *@p cur_size now is taken as that header's length, asked of
  * the cluster here (a resize between the context's open and this call
  * would be taken for part of it), and subtracted from every size found.
+ * With @p clone (the image has a parent), its parent link (parent and
+ * overlap) is read here, and any change of it later (`rbd flatten`, a
+ * shrink of the clone) sets *@p gone: the handle, which has no watch,
+ * keeps the link of its open and would read deleted objects of the
+ * clone from that parent (C77).
  * @return 0; -ENOTSUP for an image without an id (format 1: nothing
  * polled, the caller says so); -ENOMEM, -EAGAIN (no thread); with
- * @p encrypted, the error of the cluster's answer.
+ * @p encrypted or @p clone, the error of the cluster's answer.
  * Thread-safe. */
 int rbdx_headpoll_register (struct rbdx_headpoll *e, rados_ioctx_t io,
                             const struct rbdx_ident *ident, const char *name,
                             atomic_bool *gone, _Atomic uint64_t *cur_size,
-                            bool encrypted);
+                            bool encrypted, bool clone);
 
 /** Answer @p w after a check of @p e's image (registered) that starts
  * after this call: for a read of @p e's context that completed with

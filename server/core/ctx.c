@@ -478,10 +478,19 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
      * this handle of a removal or a resize; ask the cluster
      * (headpoll.h). */
     char shown[1024];
+    rbd_linked_image_spec_t parent;
+    rbd_snap_spec_t psnap;
 
+    /* A clone's object that is gone reads as its parent's (C76). */
+    if (rbd_get_parent (ctx->image, &parent, &psnap) == 0) {
+      ctx->confirm_reads = true;
+      rbd_linked_image_spec_cleanup (&parent);
+      rbd_snap_spec_cleanup (&psnap);
+    }
     rbdx_printable (rbdx_options_id (o), shown, sizeof shown);
     r = rbdx_headpoll_register (&ctx->poll, ctx->io, &ctx->ident, ctx->name,
-                                &ctx->gone, &ctx->cur_size, ctx->encrypted);
+                                &ctx->gone, &ctx->cur_size, ctx->encrypted,
+                                ctx->confirm_reads);
     if (r == -ENOTSUP)
       rbdx_error ("rbdx: %s: opened read-only (client.%s may not watch the "
                   "image header) and a format 1 image: its removal or "
@@ -491,20 +500,10 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
                 ctx->name, strerror (-r));
       goto fail;
     }
-    else {
-      rbd_linked_image_spec_t parent;
-      rbd_snap_spec_t psnap;
-
+    else
       rbdx_debug ("rbdx: %s: opened read-only (client.%s may not watch the "
                   "image header): its removal and resize are polled every "
                   "%d ms", ctx->name, shown, RBDX_HEADPOLL_INTERVAL_MS);
-      /* A clone's object that is gone reads as its parent's (C76). */
-      if (rbd_get_parent (ctx->image, &parent, &psnap) == 0) {
-        ctx->confirm_reads = true;
-        rbd_linked_image_spec_cleanup (&parent);
-        rbd_snap_spec_cleanup (&psnap);
-      }
-    }
   }
 
 out:

@@ -30,32 +30,127 @@ static struct poller *current;          /* under lock */
  * when it sits in the trash. */
 #define NOT_IN_TRASH (-1)
 
-/* Whether @id's image sits in the trash (*@trash its source) or else
- * the size of the head now (*@size, unchanged for a snapshot); -ENOENT
+/* le32 at @p p. */
+static uint32_t
+le32 (const char *p)
+{
+  const unsigned char *u = (const unsigned char *) p;
+  return (uint32_t) u[0] | (uint32_t) u[1] << 8 | (uint32_t) u[2] << 16 |
+         (uint32_t) u[3] << 24;
+}
+
+/* One read of @e's header (one round trip): the head's size (*@size)
+ * or whether the snapshot is in the snapshots' trash (-ENOENT then, or
+ * when the header or the snapshot is gone); with @link, also the
+ * clone's parent link, as a blob only compared byte for byte: the
+ * answers (result, length, bytes) of cls rbd.parent_get (the parent's
+ * pool, namespace, image id and snapshot id) and rbd.parent_overlap_get
+ * (how much of the parent the clone maps), freed by the caller. */
+static int
+read_header (const struct rbdx_headpoll *e, uint64_t *size, char **link,
+             size_t *link_len)
+{
+  const struct rbdx_ident *id = e->ident;
+  uint64_t snap = id->snap_id == RBDX_NOSNAP ? LIBRADOS_SNAP_HEAD
+                                             : id->snap_id;
+  char oid[RBDX_IMAGE_ID_MAX + 16], in[8];
+  char *out = NULL, *par = NULL, *ovl = NULL, *b;
+  size_t olen = 0, plen = 0, vlen = 0;
+  int i, r, rval = 0, prval = 0, vrval = 0;
+  rados_read_op_t op = rados_create_read_op ();
+
+  if (!op)
+    return -ENOMEM;
+  snprintf (oid, sizeof oid, "rbd_header.%s", id->image_id);
+  for (i = 0; i < 8; i++)
+    in[i] = (char) (snap >> (8 * i));           /* le64 */
+  /* Replies of the size librados finds (a snapshot's name, a namespace). */
+  rados_read_op_exec (op, "rbd", id->snap_id == RBDX_NOSNAP ? "get_size"
+                                                            : "snapshot_get",
+                      in, sizeof in, &out, &olen, &rval);
+  if (link) {
+    rados_read_op_exec (op, "rbd", "parent_get", in, 0, &par, &plen, &prval);
+    rados_read_op_set_flags (op, LIBRADOS_OP_FLAG_FAILOK);
+    rados_read_op_exec (op, "rbd", "parent_overlap_get", in, sizeof in, &ovl,
+                        &vlen, &vrval);
+    rados_read_op_set_flags (op, LIBRADOS_OP_FLAG_FAILOK);
+  }
+  r = rados_read_op_operate (op, e->io, oid, 0);
+  rados_release_read_op (op);
+  if (r == 0)
+    r = rval;
+  if (r == 0 && id->snap_id == RBDX_NOSNAP) {
+    /* get_size: u8 order, le64 size. */
+    if (!out || olen < 9)
+      r = -EIO;
+    else
+      for (*size = 0, i = 7; i >= 0; i--)
+        *size = (*size << 8) | (uint8_t) out[1 + i];
+  }
+  else if (r == 0) {
+    /* snapshot_get: a cls::rbd::SnapshotInfo, whose encoding
+     * (cls/rbd/cls_rbd_types.cc, Ceph 16-18) is a 6-byte header
+     * (version, compat, le32 length), the le64 id, then the namespace:
+     * a 6-byte header and its le32 type, 2 for the trash. */
+    if (!out || olen < 24)
+      r = -EIO;
+    else if (le32 (out + 20) == 2)
+      r = -ENOENT;
+  }
+  if (r == 0 && link) {
+    *link_len = 2 * (sizeof (int) + sizeof (size_t)) + plen + vlen;
+    b = *link = malloc (*link_len);
+    if (!b)
+      r = -ENOMEM;
+    else {
+      memcpy (b, &prval, sizeof prval), b += sizeof prval;
+      memcpy (b, &plen, sizeof plen), b += sizeof plen;
+      if (plen)
+        memcpy (b, par, plen), b += plen;
+      memcpy (b, &vrval, sizeof vrval), b += sizeof vrval;
+      memcpy (b, &vlen, sizeof vlen), b += sizeof vlen;
+      if (vlen)
+        memcpy (b, ovl, vlen);
+    }
+  }
+  if (out)
+    rados_buffer_free (out);
+  if (par)
+    rados_buffer_free (par);
+  if (ovl)
+    rados_buffer_free (ovl);
+  return r;
+}
+
+/* Whether @e's image sits in the trash (*@trash its source) or else the
+ * size of the head now (*@size, unchanged for a snapshot); -ENOENT
  * when the image or the snapshot is gone or the snapshot is being
- * removed; other errors (cluster unreachable, ...) say nothing.
+ * removed; -EXDEV when a clone's parent link is no longer the one of
+ * the registration; other errors (cluster unreachable, ...) say
+ * nothing.
  * `rbd rm` first moves the image to the trash as "removing", then
  * deletes its data objects, then the header, then the trash entry;
  * `rbd migration prepare` moves its source there, and `rbd trash rm`
  * deletes the data of any image there.  Nothing here would stop that
  * deletion (no watch), so an image in the trash is served no more.
  * The trash is asked first: no entry, then the header (with the
- * snapshot outside the snapshots' trash), proves that no deletion had
- * begun when the trash answered (one that had begun and ended since
- * took the header with it), which rbdx_headpoll_confirm relies on. */
+ * snapshot outside the snapshots' trash, and a clone's parent link as
+ * it was), proves that no deletion had begun when the trash answered
+ * (one that had begun and ended since took the header with it), which
+ * rbdx_headpoll_confirm relies on.  A handle without a watch keeps the
+ * parent link of its open: after `rbd flatten` or a shrink of the
+ * clone (which lowers the overlap) librbd would read the clone's
+ * deleted objects from the parent it remembers (C77). */
 static int
-head_state (rados_ioctx_t io, const struct rbdx_ident *id, uint64_t *size,
-            int *trash)
+head_state (const struct rbdx_headpoll *e, uint64_t *size, int *trash)
 {
-  char oid[RBDX_IMAGE_ID_MAX + 16], in[8], out[16];
-  uint64_t snap = id->snap_id == RBDX_NOSNAP ? LIBRADOS_SNAP_HEAD
-                                             : id->snap_id;
   rbd_trash_image_info_t t;
-  uint32_t type;
-  int i, r;
+  char *link = NULL;
+  size_t len = 0;
+  int r;
 
   *trash = NOT_IN_TRASH;
-  r = rbd_trash_get (io, id->image_id, &t);
+  r = rbd_trash_get (e->io, e->ident->image_id, &t);
   if (r == 0) {
     *trash = (int) t.source;
     rbd_trash_get_cleanup (&t);
@@ -63,50 +158,12 @@ head_state (rados_ioctx_t io, const struct rbdx_ident *id, uint64_t *size,
   }
   if (r != -ENOENT)
     return r < 0 ? r : -EIO;
-  snprintf (oid, sizeof oid, "rbd_header.%s", id->image_id);
-  for (i = 0; i < 8; i++)
-    in[i] = (char) (snap >> (8 * i));           /* le64 */
-  if (id->snap_id != RBDX_NOSNAP) {
-    /* cls rbd.snapshot_get: a cls::rbd::SnapshotInfo, whose encoding
-     * (cls/rbd/cls_rbd_types.cc, Ceph 16-18) is a 6-byte header
-     * (version, compat, le32 length), the le64 id, then the namespace:
-     * a 6-byte header and its le32 type, 2 for the trash. */
-    rados_read_op_t op = rados_create_read_op ();
-    char *reply = NULL;
-    size_t len = 0;
-    int rval = 0;
-
-    if (!op)
-      return -ENOMEM;
-    /* The reply's size follows the snapshot's name: librados allocates. */
-    rados_read_op_exec (op, "rbd", "snapshot_get", in, sizeof in, &reply,
-                        &len, &rval);
-    r = rados_read_op_operate (op, io, oid, 0);
-    rados_release_read_op (op);
-    if (r == 0)
-      r = rval;
-    if (r == 0 && (!reply || len < 24))
-      r = -EIO;
-    if (r == 0) {
-      const unsigned char *u = (const unsigned char *) reply;
-
-      type = (uint32_t) u[20] | (uint32_t) u[21] << 8 |
-             (uint32_t) u[22] << 16 | (uint32_t) u[23] << 24;
-      r = type == 2 ? -ENOENT : 0;
-    }
-    if (reply)
-      rados_buffer_free (reply);
-    return r;
-  }
-  r = rados_exec (io, oid, "rbd", "get_size", in, sizeof in, out, sizeof out);
-  if (r < 0)
-    return r;
-  if (r < 9)                                    /* u8 order, le64 size */
-    return -EIO;
-  *size = 0;
-  for (i = 7; i >= 0; i--)
-    *size = (*size << 8) | (uint8_t) out[1 + i];
-  return 0;
+  r = read_header (e, size, e->link ? &link : NULL, &len);
+  if (r == 0 && e->link &&
+      (len != e->link_len || memcmp (link, e->link, len) != 0))
+    r = -EXDEV;
+  free (link);
+  return r;
 }
 
 /* Why an image in the trash is no longer served, for the log. */
@@ -141,6 +198,14 @@ apply (struct rbdx_headpoll *first, int r, uint64_t size, int trash)
         rbdx_error ("rbdx: %s: the %s was removed: reads and block status "
                     "on this connection fail with EIO from now on", e->name,
                     e->ident->snap_id == RBDX_NOSNAP ? "image" : "snapshot");
+    }
+    else if (r == -EXDEV) {
+      if (!atomic_exchange (e->gone, true))
+        rbdx_error ("rbdx: %s: the clone's parent link changed (rbd "
+                    "flatten, or a shrink of the clone): this connection's "
+                    "handle, without a header watch, cannot follow it, and "
+                    "its reads and block status fail with EIO from now on "
+                    "(a new connection sees the image as it is)", e->name);
     }
     else if (r == 0 && trash != NOT_IN_TRASH) {
       if (!atomic_exchange (e->gone, true))
@@ -186,7 +251,7 @@ poll_all (void)
         f->round = round_no;      /* one check per image */
     polling = e;
     pthread_mutex_unlock (&lock);
-    r = head_state (e->io, e->ident, &size, &trash);
+    r = head_state (e, &size, &trash);
     pthread_mutex_lock (&lock);
     polling = NULL;
     pthread_cond_broadcast (&idle);
@@ -223,7 +288,7 @@ confirm_one (void)
   gone = atomic_load (e->gone);
   pthread_mutex_unlock (&lock);
   if (!gone)
-    r = head_state (e->io, e->ident, &size, &trash);
+    r = head_state (e, &size, &trash);
   pthread_mutex_lock (&lock);
   if (!gone)
     apply (e, r, size, trash);
@@ -315,38 +380,38 @@ int
 rbdx_headpoll_register (struct rbdx_headpoll *e, rados_ioctx_t io,
                         const struct rbdx_ident *ident, const char *name,
                         atomic_bool *gone, _Atomic uint64_t *cur_size,
-                        bool encrypted)
+                        bool encrypted, bool clone)
 {
   struct poller *p;
   uint64_t raw = 0, plain = atomic_load (cur_size);
-  int r, trash;
+  int r;
 
   if (strncmp (ident->image_id, "name:", 5) == 0)
     return -ENOTSUP;
-  e->size_offset = 0;
-  if (encrypted && ident->snap_id == RBDX_NOSNAP) {
-    r = head_state (io, ident, &raw, &trash);
-    if (r < 0)
-      return r;
-    if (trash == NOT_IN_TRASH && raw > plain)
-      e->size_offset = raw - plain;
-  }
   e->ident = ident;
   e->io = io;
+  e->size_offset = 0;
+  e->link = NULL;
+  e->link_len = 0;
+  if ((encrypted && ident->snap_id == RBDX_NOSNAP) || clone) {
+    r = read_header (e, &raw, clone ? &e->link : NULL, &e->link_len);
+    if (r < 0)
+      return r;
+    if (encrypted && ident->snap_id == RBDX_NOSNAP && raw > plain)
+      e->size_offset = raw - plain;
+  }
   e->name = name;
   e->gone = gone;
   e->cur_size = cur_size;
   pthread_mutex_lock (&lock);
   if (!current) {
     p = calloc (1, sizeof *p);
-    if (!p) {
-      pthread_mutex_unlock (&lock);
-      return -ENOMEM;
-    }
-    r = pthread_create (&p->t, NULL, run, p);
+    r = p ? pthread_create (&p->t, NULL, run, p) : ENOMEM;
     if (r != 0) {
       pthread_mutex_unlock (&lock);
       free (p);
+      free (e->link);
+      e->link = NULL;
       return -r;
     }
     current = p;
@@ -378,6 +443,8 @@ rbdx_headpoll_unregister (struct rbdx_headpoll *e)
       break;
     }
   e->registered = false;
+  free (e->link);
+  e->link = NULL;
   if (!entries) {
     p = current;
     current = NULL;
