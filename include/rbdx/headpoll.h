@@ -61,6 +61,12 @@ struct rbdx_headpoll {
   bool registered;
   unsigned long round;      /**< headpoll.c's: the last round it was in */
   struct rbdx_headpoll_wait *waits;   /**< headpoll.c's: to confirm */
+  /* headpoll.c's, for one check answering several contexts: */
+  struct rbdx_headpoll_wait *taken;   /**< the waits it answers */
+  struct rbdx_headpoll *batch_next;
+  int answer;
+  uint64_t answer_size;
+  bool busy;                          /**< its answers are being given */
   struct rbdx_headpoll *next;
 };
 
@@ -104,8 +110,9 @@ int rbdx_headpoll_register (struct rbdx_headpoll *e, rados_ioctx_t io,
  * past the new end before it writes the new size: those reads of the
  * part cut away may be zeros, for every client of the image).  The
  * read's range (@p w->offset, @p w->count) is checked against the size
- * found.  Reads of one context waiting together share one check (two
- * cluster round trips).  Thread-safe; never blocks. */
+ * found.  Reads waiting together, on every context of the image (with
+ * the same parent link), share one check (two cluster round trips).
+ * Thread-safe; never blocks. */
 void rbdx_headpoll_confirm (struct rbdx_headpoll *e,
                             struct rbdx_headpoll_wait *w);
 

@@ -184,6 +184,16 @@ trash_reason (int source)
   }
 }
 
+/* Whether @a and @b may share one check: the same image, and what a
+ * check compares (the parent link) the same. */
+static bool
+same_check (const struct rbdx_headpoll *a, const struct rbdx_headpoll *b)
+{
+  return rbdx_ident_equal (a->ident, b->ident) &&
+         a->link_len == b->link_len &&
+         (!a->link_len || memcmp (a->link, b->link, a->link_len) == 0);
+}
+
 /* Apply what was found for @first's image to every entry of it. */
 static void
 apply (struct rbdx_headpoll *first, int r, uint64_t size, int trash)
@@ -200,7 +210,8 @@ apply (struct rbdx_headpoll *first, int r, uint64_t size, int trash)
                     e->ident->snap_id == RBDX_NOSNAP ? "image" : "snapshot");
     }
     else if (r == -EXDEV) {
-      if (!atomic_exchange (e->gone, true))
+      /* A context registered after the change holds the new link. */
+      if (same_check (e, first) && !atomic_exchange (e->gone, true))
         rbdx_error ("rbdx: %s: the clone's parent link changed (rbd "
                     "flatten, or a shrink of the clone): this connection's "
                     "handle, without a header watch, cannot follow it, and "
@@ -262,17 +273,18 @@ poll_all (void)
 /* A registration wants a round at once (under lock). */
 static bool round_now;
 
-/* Answer the reads waiting on one entry, each with one check of its
- * image that starts after they were queued.  Called under lock, let go
- * during the check and while the answers are given (their callbacks
- * take locks of their own); the entry stays registered meanwhile
- * (polling), and goes to the end of the list afterwards, so that reads
- * that keep coming on one context never starve another's.
+/* Answer the reads waiting on one entry and on every entry that shares
+ * its check (the other connections of the image), each with one check
+ * that starts after they were queued.  Called under lock, let go during
+ * the check and while the answers are given (their callbacks take locks
+ * of their own); the entries stay registered meanwhile (busy), and the
+ * first goes to the end of the list afterwards, so that reads that keep
+ * coming on one image never starve another's.
  * @return false if no entry had reads waiting. */
 static bool
 confirm_one (void)
 {
-  struct rbdx_headpoll *e, **q;
+  struct rbdx_headpoll *e, *f, *batch = NULL, **q;
   struct rbdx_headpoll_wait *w, *next;
   uint64_t size = 0;
   int r = 0, trash = NOT_IN_TRASH;
@@ -282,9 +294,14 @@ confirm_one (void)
     ;
   if (!e)
     return false;
-  w = e->waits;
-  e->waits = NULL;
-  polling = e;
+  for (f = entries; f; f = f->next)
+    if (f->waits && same_check (f, e)) {
+      f->taken = f->waits;
+      f->waits = NULL;
+      f->busy = true;
+      f->batch_next = batch;
+      batch = f;
+    }
   gone = atomic_load (e->gone);
   pthread_mutex_unlock (&lock);
   if (!gone)
@@ -292,21 +309,27 @@ confirm_one (void)
   pthread_mutex_lock (&lock);
   if (!gone)
     apply (e, r, size, trash);
-  if (atomic_load (e->gone))  /* removed, in the trash (apply) */
-    r = -ESTALE;
-  size = atomic_load (e->cur_size);
-  pthread_mutex_unlock (&lock);
-  for (; w; w = next) {
-    next = w->next;           /* w may be freed by done */
-    /* Shrunk meanwhile: the end the client sees comes before. */
-    if (r == 0 && e->ident->snap_id == RBDX_NOSNAP &&
-        (w->offset > size || w->count > size - w->offset))
-      w->done (w, -EINVAL);
-    else
-      w->done (w, r);
+  for (f = batch; f; f = f->batch_next) {
+    f->answer = atomic_load (f->gone) ? -ESTALE : r;  /* apply's verdict */
+    f->answer_size = atomic_load (f->cur_size);
   }
+  pthread_mutex_unlock (&lock);
+  for (f = batch; f; f = f->batch_next)
+    for (w = f->taken; w; w = next) {
+      next = w->next;         /* w may be freed by done */
+      /* Shrunk meanwhile: the end the client sees comes before. */
+      if (f->answer == 0 && f->ident->snap_id == RBDX_NOSNAP &&
+          (w->offset > f->answer_size ||
+           w->count > f->answer_size - w->offset))
+        w->done (w, -EINVAL);
+      else
+        w->done (w, f->answer);
+    }
   pthread_mutex_lock (&lock);
-  polling = NULL;
+  for (f = batch; f; f = f->batch_next) {
+    f->taken = NULL;
+    f->busy = false;
+  }
   pthread_cond_broadcast (&idle);
   /* To the end of the list: the reads of the others come first next. */
   for (q = &entries; *q != e; q = &(*q)->next)
@@ -420,6 +443,7 @@ rbdx_headpoll_register (struct rbdx_headpoll *e, rados_ioctx_t io,
   entries = e;
   e->registered = true;
   e->waits = NULL;
+  e->busy = false;
   round_now = true;                   /* check the new image at once */
   pthread_cond_broadcast (&cond);
   pthread_mutex_unlock (&lock);
@@ -435,7 +459,7 @@ rbdx_headpoll_unregister (struct rbdx_headpoll *e)
   if (!e->registered)
     return;
   pthread_mutex_lock (&lock);
-  while (polling == e || e->waits)
+  while (polling == e || e->waits || e->busy)
     pthread_cond_wait (&idle, &lock);
   for (q = &entries; *q; q = &(*q)->next)
     if (*q == e) {
