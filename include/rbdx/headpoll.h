@@ -116,6 +116,16 @@ int rbdx_headpoll_register (struct rbdx_headpoll *e, rados_ioctx_t io,
 void rbdx_headpoll_confirm (struct rbdx_headpoll *e,
                             struct rbdx_headpoll_wait *w);
 
+/** The overlap (bytes of the parent the clone maps) that @p e's
+ * registration read from the header, for the caller to compare with
+ * its handle's own (rbd_get_overlap): an image flattened or shrunk
+ * between the handle's open and the registration would otherwise be
+ * taken as it is now while the handle keeps the link it opened with
+ * (C77).  @return 0; -ENOENT when @p e has no parent link (not
+ * registered as a clone, or the header had no parent); the negative
+ * errno of the header's answer.  Thread-safe once registered. */
+int rbdx_headpoll_overlap (const struct rbdx_headpoll *e, uint64_t *overlap);
+
 /** Stop checking @p e (no-op if not registered); waits for a check of
  * @p e's own in progress (one cluster round trip, made without the
  * registry's lock: the registration and end of other contexts never

@@ -500,10 +500,22 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
                 ctx->name, strerror (-r));
       goto fail;
     }
-    else
+    else {
+      uint64_t mine, now;
+
       rbdx_debug ("rbdx: %s: opened read-only (client.%s may not watch the "
                   "image header): its removal and resize are polled every "
                   "%d ms", ctx->name, shown, RBDX_HEADPOLL_INTERVAL_MS);
+      /* The link the checks compare against must be the handle's. */
+      if (ctx->confirm_reads && rbd_get_overlap (ctx->image, &mine) == 0 &&
+          (rbdx_headpoll_overlap (&ctx->poll, &now) < 0 || now != mine)) {
+        snprintf (err, errlen, "image '%s' changed while it was being "
+                  "opened (rbd flatten, or a shrink of the clone): connect "
+                  "again", ctx->name);
+        r = -EAGAIN;
+        goto fail;
+      }
+    }
   }
 
 out:

@@ -14,6 +14,18 @@
 #include "rbdx/headpoll.h"
 #include "rbdx/log.h"
 
+/* le64 at @p p. */
+static uint64_t
+le64 (const char *p)
+{
+  uint64_t v = 0;
+  int i;
+
+  for (i = 7; i >= 0; i--)
+    v = (v << 8) | (uint8_t) p[i];
+  return v;
+}
+
 /* One poller thread at a time; a new one once the last ended. */
 struct poller {
   pthread_t t;
@@ -84,8 +96,7 @@ read_header (const struct rbdx_headpoll *e, uint64_t *size, char **link,
     if (!out || olen < 9)
       r = -EIO;
     else
-      for (*size = 0, i = 7; i >= 0; i--)
-        *size = (*size << 8) | (uint8_t) out[1 + i];
+      *size = le64 (out + 1);
   }
   else if (r == 0) {
     /* snapshot_get: a cls::rbd::SnapshotInfo, whose encoding
@@ -258,8 +269,8 @@ poll_all (void)
     if (!e)
       return;
     for (f = entries; f; f = f->next)
-      if (rbdx_ident_equal (f->ident, e->ident))
-        f->round = round_no;      /* one check per image */
+      if (same_check (f, e))
+        f->round = round_no;      /* one check per image and link */
     polling = e;
     pthread_mutex_unlock (&lock);
     r = head_state (e, &size, &trash);
@@ -447,6 +458,32 @@ rbdx_headpoll_register (struct rbdx_headpoll *e, rados_ioctx_t io,
   round_now = true;                   /* check the new image at once */
   pthread_cond_broadcast (&cond);
   pthread_mutex_unlock (&lock);
+  return 0;
+}
+
+int
+rbdx_headpoll_overlap (const struct rbdx_headpoll *e, uint64_t *overlap)
+{
+  const char *b = e->link;
+  size_t plen, vlen;
+  int vr;
+
+  if (!b)
+    return -ENOENT;
+  /* read_header's blob: parent_get's (result, length, bytes), then
+   * parent_overlap_get's, a std::optional<uint64_t> (u8 present, le64). */
+  memcpy (&plen, b + sizeof (int), sizeof plen);
+  b += sizeof (int) + sizeof plen + plen;
+  memcpy (&vr, b, sizeof vr);
+  memcpy (&vlen, b + sizeof vr, sizeof vlen);
+  b += sizeof vr + sizeof vlen;
+  if (vr < 0)
+    return vr;
+  if (vlen < 1 || b[0] == 0)
+    return -ENOENT;
+  if (vlen < 9)
+    return -EIO;
+  *overlap = le64 (b + 1);
   return 0;
 }
 
