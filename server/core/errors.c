@@ -51,8 +51,9 @@ describe (int neg)
   case ESHUTDOWN:
     return "this Ceph client was blocklisted (fenced)";
   case ESTALE:
-    return "the image or snapshot is gone (removed, in the trash or the "
-           "source of a migration)";
+    return "the image or snapshot is gone or changed under this handle "
+           "(removed, in the trash, the source of a migration, or a "
+           "clone's parent link changed)";
   default:
     return strerror (-neg);
   }
