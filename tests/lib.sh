@@ -262,6 +262,17 @@ serve_engine() {
   fail "rbdx-engine did not listen on $sock within 20 s"
 }
 
+# readonly_id NAME KEYRING: the cephx id client.NAME with mon 'profile
+# rbd' and osd 'profile rbd-read-only pool=rbd' (librbd opens images
+# read-only for it, without a header watch), its keyring written to
+# KEYRING; removed at exit.
+readonly_id() {
+  at_exit "ceph auth rm client.$1 >/dev/null 2>&1"
+  ceph auth get-or-create "client.$1" mon 'profile rbd' \
+    osd 'profile rbd-read-only pool=rbd' -o "$2" >/dev/null 2>&1 ||
+    fail "cannot create client.$1"
+}
+
 # serve_via FRONT SOCKET rw|ro [--] SPEC [KEY=VALUE...]: serve through
 # FRONT, nbdkit (serve) or engine (serve_engine), read-write or read-only
 # (nbdkit -r, rbdx-engine --readonly); the server's messages go to

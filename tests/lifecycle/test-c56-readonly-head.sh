@@ -32,10 +32,7 @@ requires ceph
 
 d=$(tmpdir)
 ro="c56ro$$"
-at_exit "ceph auth rm client.$ro >/dev/null 2>&1"
-ceph auth get-or-create "client.$ro" mon 'profile rbd' \
-  osd 'profile rbd-read-only pool=rbd' -o "$d/ro.keyring" >/dev/null 2>&1 ||
-  fail "cannot create client.$ro"
+readonly_id "$ro" "$d/ro.keyring"
 
 # until_err NAME SECONDS CMD...: the nbd-script command CMD (readerr, bserr)
 # must succeed (the request failed as expected) within SECONDS; before then

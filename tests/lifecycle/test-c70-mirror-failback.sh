@@ -25,6 +25,17 @@ rbd mirror pool enable "$pool" image >/dev/null 2>&1 ||
   skip "rbd mirror pool enable $pool image failed: no mirroring here"
 
 n=0
+
+# writes_after_promote IMAGE URI: a new connection B writes and flushes,
+# and its data is on IMAGE.
+writes_after_promote() {
+  client_start B "$2"
+  client_do B write 8192 4096 bb
+  client_do B flush
+  [ "$(bytes_at "$1" 8192)" = "bb " ] ||
+    fail "B's write after the promote is not on the image: $(bytes_at "$1" 8192)"
+}
+
 failback() {
   local img sock u
   n=$((n + 1))
@@ -42,11 +53,7 @@ failback() {
   rbd mirror image demote "$img" >/dev/null || fail "demote failed"
   client_do A writeerr 4096 4096 ab EPERM
   rbd mirror image promote "$img" >/dev/null || fail "promote failed"
-  client_start B "$u"
-  client_do B write 8192 4096 bb
-  client_do B flush
-  [ "$(bytes_at "$img" 8192)" = "bb " ] ||
-    fail "B's write after the promote is not on the image: $(bytes_at "$img" 8192)"
+  writes_after_promote "$img" "$u"
   [ "$(bytes_at "$img" 0)" = "aa " ] || fail "A's write before the demote is gone"
   client_do A alive
   client_stop B
@@ -76,11 +83,7 @@ served_demoted() {
   client_start A "$u"
   client_do A writeerr 0 4096 aa EPERM
   rbd mirror image promote "$img" >/dev/null || fail "promote failed"
-  client_start B "$u"
-  client_do B write 8192 4096 bb
-  client_do B flush
-  [ "$(bytes_at "$img" 8192)" = "bb " ] ||
-    fail "B's write after the promote is not on the image: $(bytes_at "$img" 8192)"
+  writes_after_promote "$img" "$u"
   client_do A alive
   client_stop B
   client_stop A

@@ -20,10 +20,7 @@ requires_python_nbd
 
 d=$(tmpdir)
 ro="c74ro$$"
-at_exit "ceph auth rm client.$ro >/dev/null 2>&1"
-ceph auth get-or-create "client.$ro" mon 'profile rbd' \
-  osd 'profile rbd-read-only pool=rbd' -o "$d/ro.keyring" >/dev/null 2>&1 ||
-  fail "cannot create client.$ro"
+readonly_id "$ro" "$d/ro.keyring"
 pattern_file "$d/img" 16M 5a
 
 # removed HOW [engine]: serve, read, remove by HOW (rm, trash).

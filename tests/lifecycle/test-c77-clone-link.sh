@@ -19,10 +19,7 @@ requires ceph nbdsh
 
 d=$(tmpdir)
 ro="c77ro$$"
-at_exit "ceph auth rm client.$ro >/dev/null 2>&1"
-ceph auth get-or-create "client.$ro" mon 'profile rbd' \
-  osd 'profile rbd-read-only pool=rbd' -o "$d/ro.keyring" >/dev/null 2>&1 ||
-  fail "cannot create client.$ro"
+readonly_id "$ro" "$d/ro.keyring"
 pattern_file "$d/parent" 16M 11
 parent=$(new_image 16M)
 import_into "$parent" "$d/parent"
