@@ -298,8 +298,7 @@ confirm_one (void)
   struct rbdx_headpoll *e, *f, *batch = NULL, **q;
   struct rbdx_headpoll_wait *w, *next;
   uint64_t size = 0;
-  int r = 0, trash = NOT_IN_TRASH;
-  bool gone;
+  int r, trash = NOT_IN_TRASH;
 
   for (e = entries; e && !e->waits; e = e->next)
     ;
@@ -313,13 +312,12 @@ confirm_one (void)
       f->batch_next = batch;
       batch = f;
     }
-  gone = atomic_load (e->gone);
+  /* Checked even when e is gone: a context of the image opened since
+   * (after `rbd trash restore`, say) may be in the batch. */
   pthread_mutex_unlock (&lock);
-  if (!gone)
-    r = head_state (e, &size, &trash);
+  r = head_state (e, &size, &trash);
   pthread_mutex_lock (&lock);
-  if (!gone)
-    apply (e, r, size, trash);
+  apply (e, r, size, trash);
   for (f = batch; f; f = f->batch_next) {
     f->answer = atomic_load (f->gone) ? -ESTALE : r;  /* apply's verdict */
     f->answer_size = atomic_load (f->cur_size);
