@@ -169,34 +169,15 @@ confirmed (struct rbdx_headpoll_wait *w, int r)
   a->done (a, r);
 }
 
-/* The same for a synchronous read (run_sync): its caller waits. */
-struct sync_confirm {
-  struct rbdx_headpoll_wait w;  /* first */
-  sem_t sem;
-  int r;
-};
-
+/* Hand @p a (a read that finish() passed) to headpoll.c: @c done runs
+ * with the check's answer, on the poller's thread. */
 static void
-sync_confirmed (struct rbdx_headpoll_wait *w, int r)
+confirm (struct rbdx_ctx *ctx, struct rbdx_aio *a)
 {
-  struct sync_confirm *c = (struct sync_confirm *) w;
-
-  c->r = r;
-  sem_post (&c->sem);         /* the last touch of c (see cb_wait) */
-}
-
-static int
-confirm_sync (struct rbdx_ctx *ctx, uint64_t count, uint64_t offset)
-{
-  struct sync_confirm c = { .w.done = sync_confirmed, .w.offset = offset,
-                            .w.count = count };
-
-  sem_init (&c.sem, 0, 0);
-  rbdx_headpoll_confirm (&ctx->poll, &c.w);
-  while (sem_wait (&c.sem) < 0)
-    ;
-  sem_destroy (&c.sem);
-  return c.r;
+  a->hp.done = confirmed;
+  a->hp.offset = a->offset;
+  a->hp.count = a->count;
+  rbdx_headpoll_confirm (&ctx->poll, &a->hp);
 }
 
 /* Queue one request on librbd with completion @p c.  On failure the
@@ -275,6 +256,22 @@ cb_done (struct rbdx_aio *a, int ret)
   sem_post (&w->sem);         /* the last touch of w */
 }
 
+/* A synchronous read's confirmation (run_sync), answered as
+ * run_callback's requests are. */
+static int
+confirm_sync (struct rbdx_ctx *ctx, const struct rbdx_aio *a)
+{
+  struct cb_wait w = { .a = *a };
+
+  sem_init (&w.sem, 0, 0);
+  w.a.done = cb_done;
+  confirm (ctx, &w.a);
+  while (sem_wait (&w.sem) < 0)
+    ;                         /* EINTR: headpoll.c still holds &w */
+  sem_destroy (&w.sem);
+  return w.ret;
+}
+
 static int
 run_callback (struct rbdx_ctx *ctx, const struct rbdx_aio *a)
 {
@@ -303,8 +300,7 @@ run_sync (struct rbdx_ctx *ctx, const struct rbdx_aio *a)
     return 0;
   if (r == 0) {
     r = finish (ctx, a->op, a->count, a->offset, submit_wait (ctx, a));
-    return to_confirm (ctx, a, r) ? confirm_sync (ctx, a->count, a->offset)
-                                  : r;
+    return to_confirm (ctx, a, r) ? confirm_sync (ctx, a) : r;
   }
   return finish (ctx, a->op, a->count, a->offset, r);
 }
@@ -320,10 +316,7 @@ aio_done (rbd_completion_t c, void *arg)
   rbd_aio_release (c);
   ret = finish (a->ctx, a->op, a->count, a->offset, r);
   if (to_confirm (a->ctx, a, ret)) {
-    a->hp.done = confirmed;
-    a->hp.offset = a->offset;
-    a->hp.count = a->count;
-    rbdx_headpoll_confirm (&a->ctx->poll, &a->hp);
+    confirm (a->ctx, a);
     return;
   }
   a->done (a, ret);
