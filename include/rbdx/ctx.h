@@ -88,11 +88,18 @@ struct rbdx_ctx {
   bool follows_size;         /**< a head handle whose watch keeps cur_size. */
   atomic_bool gone;          /**< the snapshot served was removed. */
   atomic_bool fenced;        /**< this rados_t was blocklisted. */
-  atomic_bool write_rofs;    /**< a write here failed with EROFS (the
-                                  image was non-primary, or read-only
-                                  for a migration): librbd keeps that
-                                  state in the handle, so a shared
-                                  writer serves no new connection. */
+  atomic_bool write_rofs;    /**< the last write here that ended failed
+                                  with EROFS (the image was non-primary,
+                                  or read-only for a migration): a
+                                  shared writer then serves no new
+                                  connection; a write that succeeds
+                                  clears it. */
+  atomic_bool rofs_retry;    /**< an EROFS since the last header notify
+                                  (rofs.h). */
+  _Atomic uint64_t rofs_note_ns;  /**< rbdx_clock_ns of the last update
+                                       pass an EROFS started, 0 if none. */
+  uint64_t rofs_kick_ns;     /**< rbdx_clock_ns of the last header
+                                  notify, 0 if none (the update pass's). */
   /** The image's QoS state (qos.h), set by the connection after open so
    * that the update watch can refresh the limits; NULL for writers. */
   struct rbdx_qos *_Atomic qos;

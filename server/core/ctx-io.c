@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "rbdx/ctx.h"
+#include "rbdx/rofs.h"
 
 /* Whether [@p offset, @p offset + @p count) lies inside the image as
  * librbd knows it now.  ctx->cur_size follows librbd on the context's
@@ -102,8 +103,8 @@ finish (struct rbdx_ctx *ctx, enum rbdx_op op, uint64_t count,
 {
   if (r == -ESHUTDOWN)
     rbdx_ctx_mark_fenced (ctx);
-  if (r == -EROFS && op != RBDX_OP_READ)
-    atomic_store (&ctx->write_rofs, true);
+  if (op != RBDX_OP_READ)
+    rbdx_rofs_result (ctx, op, r);
   if (r < 0) {
     if (op == RBDX_OP_FLUSH)
       atomic_store (&ctx->dirty, true);     /* still owed */

@@ -17,6 +17,7 @@
 #include "rbdx/imageconf.h"
 #include "rbdx/printable.h"
 #include "rbdx/qos.h"
+#include "rbdx/rofs.h"
 #include "rbdx/sizefile.h"
 
 /* The I/O context of the image's pool: by name, or by the pool id of
@@ -276,8 +277,10 @@ handle_update (void *arg)
    * is a lock break (`rbd lock rm`), which blocklists the owner. */
   if (qos)
     rbdx_qos_refresh (qos, ctx->image);
-  if (ctx->ident.snap_id == RBDX_NOSNAP && !ctx->readonly)
+  if (ctx->ident.snap_id == RBDX_NOSNAP && !ctx->readonly) {
     rbdx_ctx_check_fenced (ctx);
+    rbdx_rofs_refresh (ctx);
+  }
   if (ctx->ident.snap_id != RBDX_NOSNAP) {
     check_snapshot (ctx);
     reload_snapshot (ctx);

@@ -74,12 +74,12 @@ close_writer (struct rbdx_writer *w)
 }
 
 /* A usable writer of @ident, with a new reference, or NULL.  A fenced
- * writer serves no new connection, nor one whose writes failed with
- * EROFS: librbd keeps a handle that saw the image non-primary read-only
- * after `rbd mirror image promote` (seen with Ceph 16.2; a handle
- * opened afterwards writes), so after a demote and promote every new
- * connection would get NBD_EPERM for as long as an old one stays.  The
- * connections that have it keep it.  The reference an exclusive writer
+ * writer serves no new connection, nor one whose last write failed with
+ * EROFS: librbd can keep such a handle read-only after `rbd mirror image
+ * promote` until it refreshes (Ceph 16.2; rofs.h has it
+ * refreshed within a second or two of the next failed write), and a
+ * handle opened afterwards writes at once.  The connections that have
+ * it keep it: their writes work again when it has refreshed.  The reference an exclusive writer
  * holds on itself is dropped, so it closes with its last user (returned
  * in *dead when that is now).  Call with table_lock held. */
 static struct rbdx_writer *

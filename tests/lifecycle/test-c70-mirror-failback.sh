@@ -9,13 +9,17 @@
 #     write fails (NBD_EPERM: the image is non-primary, read-only);
 #   - after `rbd mirror image promote`, a new connection B writes and
 #     flushes, and its data is on the image (`rbd export`), while A is
-#     still connected (A may keep failing: librbd keeps the read-only
-#     state in the handle A's writes went through);
+#     still connected;
+#   - A writes again (case C78: librbd kept the handle A's writes went
+#     through read-only after the promote, and A's writes failed for as
+#     long as A stayed): tried every 0.2 s, a write of A succeeds within
+#     20 s (rbdx has the handle refreshed at most once a second while
+#     its writes fail so), flushes, and its data is on the image;
 #   - A is still alive.
 # And an image already non-primary when the server starts (nbdkit and
 # the engine): an error-level line at start says so and names the
 # promote; a write fails with NBD_EPERM; after the promote a new
-# connection writes.
+# connection writes, and so does the first connection again.
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/multiconn/mc-lib.sh"
 requires_cluster
@@ -36,6 +40,26 @@ writes_after_promote() {
     fail "B's write after the promote is not on the image: $(bytes_at "$1" 8192)"
 }
 
+# writes_again NAME IMAGE OFFSET BYTE: connection NAME, whose writes
+# failed while IMAGE was non-primary, writes 4 KiB of BYTE at OFFSET
+# within 20 s of the promote, tried every 0.2 s, flushes, and the data
+# is on IMAGE.
+writes_again() {
+  local i ans
+  for i in $(seq 100); do
+    ans=$(client_try "$1" write "$3" 4096 "$4")
+    [ "$ans" = ok ] && break
+    case $ans in
+      *EPERM*) sleep 0.2 ;;
+      *) fail "$1's write after the promote: $ans" ;;
+    esac
+  done
+  [ "$ans" = ok ] || fail "$1 still cannot write 20 s after the promote: $ans"
+  client_do "$1" flush
+  [ "$(bytes_at "$2" "$3")" = "$4 " ] ||
+    fail "$1's write after the promote is not on the image: $(bytes_at "$2" "$3")"
+}
+
 failback() {
   local img sock u
   n=$((n + 1))
@@ -54,6 +78,7 @@ failback() {
   client_do A writeerr 4096 4096 ab EPERM
   rbd mirror image promote "$img" >/dev/null || fail "promote failed"
   writes_after_promote "$img" "$u"
+  writes_again A "$img" 4096 ac
   [ "$(bytes_at "$img" 0)" = "aa " ] || fail "A's write before the demote is gone"
   client_do A alive
   client_stop B
@@ -84,6 +109,7 @@ served_demoted() {
   client_do A writeerr 0 4096 aa EPERM
   rbd mirror image promote "$img" >/dev/null || fail "promote failed"
   writes_after_promote "$img" "$u"
+  writes_again A "$img" 0 ac
   client_do A alive
   client_stop B
   client_stop A
