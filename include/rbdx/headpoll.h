@@ -16,7 +16,9 @@
  * stale as the destination is written), and `rbd trash rm` deletes the
  * data of whatever is there; any of them ends the service (C73).  A
  * read whose data may be zeros for objects already deleted waits for one
- * more check (rbdx_headpoll_confirm, C74).
+ * more check (rbdx_headpoll_confirm, C74).  A context of a clone of a
+ * clone, watched or not, registers its ancestors' parent links too
+ * (ancestors.h, C79): for a watched one they are all that is checked.
  */
 #ifndef RBDX_HEADPOLL_H
 #define RBDX_HEADPOLL_H
@@ -27,6 +29,7 @@
 
 #include <rados/librados.h>
 
+#include "rbdx/ancestors.h"
 #include "rbdx/identity.h"
 
 /** Milliseconds between two checks of one image. */
@@ -50,6 +53,8 @@ struct rbdx_headpoll_wait {
 struct rbdx_headpoll {
   const struct rbdx_ident *ident;
   rados_ioctx_t io;
+  bool own;                 /**< the image itself is checked (no watch) */
+  struct rbdx_ancestors anc;  /**< the links of its ancestors (C79) */
   const char *name;
   atomic_bool *gone;
   _Atomic uint64_t *cur_size;
@@ -70,6 +75,14 @@ struct rbdx_headpoll {
   struct rbdx_headpoll *next;
 };
 
+/** Flags of rbdx_headpoll_register. */
+enum {
+  RBDX_HEADPOLL_OWN = 1 << 0,        /**< check the image itself (a handle
+                                          without a watch) */
+  RBDX_HEADPOLL_ENCRYPTED = 1 << 1,  /**< LUKS loaded (with OWN) */
+  RBDX_HEADPOLL_CLONE = 1 << 2,      /**< the image has a parent (with OWN) */
+};
+
 /** Have @p e's image checked from now on, with @p io (the context's I/O
  * context of the image's pool and namespace; kept until unregistered):
  * a removal (of the image, or of the snapshot @p ident names), or the
@@ -85,15 +98,21 @@ struct rbdx_headpoll {
  * overlap) is read here, and any change of it later (`rbd flatten`, a
  * shrink of the clone) sets *@p gone: the handle, which has no watch,
  * keeps the link of its open and would read deleted objects of the
- * clone from that parent (C77).
+ * clone from that parent (C77).  All of that only with
+ * RBDX_HEADPOLL_OWN in @p flags (RBDX_HEADPOLL_ENCRYPTED for
+ * @p encrypted, RBDX_HEADPOLL_CLONE for @p clone); without it (a
+ * context with a watch) only the ancestors are checked.
+ * @p anc (may be NULL or empty; rbdx_ancestors_find) is moved into
+ * @p e, which frees it when unregistered (and @p anc is left empty):
+ * a change of an ancestor's parent link sets *@p gone (C79).
  * @return 0; -ENOTSUP for an image without an id (format 1: nothing
- * polled, the caller says so); -ENOMEM, -EAGAIN (no thread); with
- * @p encrypted or @p clone, the error of the cluster's answer.
- * Thread-safe. */
+ * polled, the caller says so; @p anc is left to the caller then, as on
+ * every error); -ENOMEM, -EAGAIN (no thread); with @p encrypted or
+ * @p clone, the error of the cluster's answer.  Thread-safe. */
 int rbdx_headpoll_register (struct rbdx_headpoll *e, rados_ioctx_t io,
                             const struct rbdx_ident *ident, const char *name,
                             atomic_bool *gone, _Atomic uint64_t *cur_size,
-                            bool encrypted, bool clone);
+                            unsigned flags, struct rbdx_ancestors *anc);
 
 /** Answer @p w after a check of @p e's image (registered) that starts
  * after this call: for a read of @p e's context that completed with
@@ -110,8 +129,11 @@ int rbdx_headpoll_register (struct rbdx_headpoll *e, rados_ioctx_t io,
  * past the new end before it writes the new size: those reads of the
  * part cut away may be zeros, for every client of the image).  The
  * read's range (@p w->offset, @p w->count) is checked against the size
- * found.  Reads waiting together, on every context of the image (with
- * the same parent link), share one check (two cluster round trips).
+ * found.  With ancestors recorded, the check also finds their links as
+ * they were (one more round trip each; the only check of a context with
+ * a watch: its reads of a clone of a clone whose data may be zeros wait
+ * for it, C79).  Reads waiting together, on every context of the image
+ * (with the same links), share one check (two cluster round trips).
  * Thread-safe; never blocks. */
 void rbdx_headpoll_confirm (struct rbdx_headpoll *e,
                             struct rbdx_headpoll_wait *w);

@@ -149,10 +149,10 @@ may_be_deleted (const unsigned char *buf, uint64_t count, uint64_t offset)
 }
 
 /* A read that finish() passed, of a context whose image is polled
- * (no watch, headpoll.h), whose data headpoll.c must confirm first: any
- * read of a clone (an object of a clone that is deleted reads as the
- * parent's data, any bytes at all: C76), else one whose data may be
- * zeros of deleted objects. */
+ * (no watch, or a clone of a clone: headpoll.h), whose data headpoll.c
+ * must confirm first: any read of a clone without a watch (an object
+ * of a clone that is deleted reads as the parent's data, any bytes at
+ * all: C76), else one whose data may be zeros of deleted objects. */
 static bool
 to_confirm (struct rbdx_ctx *ctx, const struct rbdx_aio *a, int r)
 {

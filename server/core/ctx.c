@@ -10,6 +10,7 @@
 
 #include "rbdx/log.h"
 
+#include "rbdx/ancestors.h"
 #include "rbdx/clients.h"
 #include "rbdx/cluster.h"
 #include "rbdx/ctx.h"
@@ -314,6 +315,26 @@ on_update (void *arg)
   rbdx_updates_note (&ctx->upd);
 }
 
+/* A clone of a clone (C79, ancestors.h): the watch says nothing of its
+ * ancestors, so their links are checked (headpoll.h) and reads whose
+ * data may be zeros wait for a check (ctx-io.c). */
+static int
+follow_ancestors (struct rbdx_ctx *ctx, char *err, size_t errlen)
+{
+  struct rbdx_ancestors anc;
+  int r = rbdx_ancestors_find (&anc, ctx->io, ctx->image);
+
+  if (r == 0 && anc.n > 0) {
+    r = rbdx_headpoll_register (&ctx->poll, ctx->io, &ctx->ident, ctx->name,
+                                &ctx->gone, &ctx->cur_size, 0, &anc);
+    rbdx_ancestors_free (&anc);       /* unless moved */
+  }
+  if (r < 0)
+    snprintf (err, errlen, "cannot follow the parents of clone '%s': %s",
+              ctx->name, strerror (-r));
+  return r;
+}
+
 static int
 start_reactor (struct rbdx_ctx *ctx, const struct rbdx_options *o,
                char *err, size_t errlen)
@@ -475,12 +496,16 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
       rbdx_size_register (&ctx->size_entry, o->size_file, &ctx->ident,
                           ctx->name, &ctx->cur_size);
     }
+    r = follow_ancestors (ctx, err, errlen);
+    if (r < 0)
+      goto fail;
   }
   else {
     /* Read-only (client.%s may not watch the header): nothing tells
      * this handle of a removal or a resize; ask the cluster
      * (headpoll.h). */
     char shown[1024];
+    struct rbdx_ancestors anc;
     rbd_linked_image_spec_t parent;
     rbd_snap_spec_t psnap;
 
@@ -491,9 +516,19 @@ rbdx_ctx_open (const struct rbdx_options *o, const struct rbdx_spec *spec,
       rbd_snap_spec_cleanup (&psnap);
     }
     rbdx_printable (rbdx_options_id (o), shown, sizeof shown);
+    r = rbdx_ancestors_find (&anc, ctx->io, ctx->image);
+    if (r < 0) {
+      snprintf (err, errlen, "cannot read the parents of clone '%s': %s",
+                ctx->name, strerror (-r));
+      goto fail;
+    }
     r = rbdx_headpoll_register (&ctx->poll, ctx->io, &ctx->ident, ctx->name,
-                                &ctx->gone, &ctx->cur_size, ctx->encrypted,
-                                ctx->confirm_reads);
+                                &ctx->gone, &ctx->cur_size,
+                                RBDX_HEADPOLL_OWN |
+                                (ctx->encrypted ? RBDX_HEADPOLL_ENCRYPTED : 0) |
+                                (ctx->confirm_reads ? RBDX_HEADPOLL_CLONE : 0),
+                                &anc);
+    rbdx_ancestors_free (&anc);       /* unless moved */
     if (r == -ENOTSUP)
       rbdx_error ("rbdx: %s: opened read-only (client.%s may not watch the "
                   "image header) and a format 1 image: its removal or "

@@ -11,6 +11,7 @@
 
 #include <rbd/librbd.h>
 
+#include "rbdx/ancestors.h"
 #include "rbdx/headpoll.h"
 #include "rbdx/log.h"
 
@@ -66,9 +67,10 @@ read_header (const struct rbdx_headpoll *e, uint64_t *size, char **link,
   uint64_t snap = id->snap_id == RBDX_NOSNAP ? LIBRADOS_SNAP_HEAD
                                              : id->snap_id;
   char oid[RBDX_IMAGE_ID_MAX + 16], in[8];
-  char *out = NULL, *par = NULL, *ovl = NULL, *b;
-  size_t olen = 0, plen = 0, vlen = 0;
-  int i, r, rval = 0, prval = 0, vrval = 0;
+  char *out = NULL;
+  size_t olen = 0;
+  struct rbdx_link_read l;
+  int i, r, rval = 0;
   rados_read_op_t op = rados_create_read_op ();
 
   if (!op)
@@ -80,13 +82,8 @@ read_header (const struct rbdx_headpoll *e, uint64_t *size, char **link,
   rados_read_op_exec (op, "rbd", id->snap_id == RBDX_NOSNAP ? "get_size"
                                                             : "snapshot_get",
                       in, sizeof in, &out, &olen, &rval);
-  if (link) {
-    rados_read_op_exec (op, "rbd", "parent_get", in, 0, &par, &plen, &prval);
-    rados_read_op_set_flags (op, LIBRADOS_OP_FLAG_FAILOK);
-    rados_read_op_exec (op, "rbd", "parent_overlap_get", in, sizeof in, &ovl,
-                        &vlen, &vrval);
-    rados_read_op_set_flags (op, LIBRADOS_OP_FLAG_FAILOK);
-  }
+  if (link)
+    rbdx_link_add (op, snap, &l);
   r = rados_read_op_operate (op, e->io, oid, 0);
   rados_release_read_op (op);
   if (r == 0)
@@ -108,28 +105,14 @@ read_header (const struct rbdx_headpoll *e, uint64_t *size, char **link,
     else if (le32 (out + 20) == 2)
       r = -ENOENT;
   }
-  if (r == 0 && link) {
-    *link_len = 2 * (sizeof (int) + sizeof (size_t)) + plen + vlen;
-    b = *link = malloc (*link_len);
-    if (!b)
-      r = -ENOMEM;
-    else {
-      memcpy (b, &prval, sizeof prval), b += sizeof prval;
-      memcpy (b, &plen, sizeof plen), b += sizeof plen;
-      if (plen)
-        memcpy (b, par, plen), b += plen;
-      memcpy (b, &vrval, sizeof vrval), b += sizeof vrval;
-      memcpy (b, &vlen, sizeof vlen), b += sizeof vlen;
-      if (vlen)
-        memcpy (b, ovl, vlen);
-    }
+  if (link) {
+    if (r == 0)
+      r = rbdx_link_pack (&l, link, link_len);
+    else
+      rbdx_link_discard (&l);
   }
   if (out)
     rados_buffer_free (out);
-  if (par)
-    rados_buffer_free (par);
-  if (ovl)
-    rados_buffer_free (ovl);
   return r;
 }
 
@@ -151,7 +134,9 @@ read_header (const struct rbdx_headpoll *e, uint64_t *size, char **link,
  * rbdx_headpoll_confirm relies on.  A handle without a watch keeps the
  * parent link of its open: after `rbd flatten` or a shrink of the
  * clone (which lowers the overlap) librbd would read the clone's
- * deleted objects from the parent it remembers (C77). */
+ * deleted objects from the parent it remembers (C77).  Then the links
+ * of the clone's ancestors (-ENOLINK when one changed: C79), which is
+ * all that is checked for a context with a watch. */
 static int
 head_state (const struct rbdx_headpoll *e, uint64_t *size, int *trash)
 {
@@ -161,6 +146,8 @@ head_state (const struct rbdx_headpoll *e, uint64_t *size, int *trash)
   int r;
 
   *trash = NOT_IN_TRASH;
+  if (!e->own)                  /* the context's watch covers the image */
+    return rbdx_ancestors_check (&e->anc);
   r = rbd_trash_get (e->io, e->ident->image_id, &t);
   if (r == 0) {
     *trash = (int) t.source;
@@ -174,6 +161,8 @@ head_state (const struct rbdx_headpoll *e, uint64_t *size, int *trash)
       (len != e->link_len || memcmp (link, e->link, len) != 0))
     r = -EXDEV;
   free (link);
+  if (r == 0)
+    r = rbdx_ancestors_check (&e->anc);
   return r;
 }
 
@@ -200,9 +189,10 @@ trash_reason (int source)
 static bool
 same_check (const struct rbdx_headpoll *a, const struct rbdx_headpoll *b)
 {
-  return rbdx_ident_equal (a->ident, b->ident) &&
+  return rbdx_ident_equal (a->ident, b->ident) && a->own == b->own &&
          a->link_len == b->link_len &&
-         (!a->link_len || memcmp (a->link, b->link, a->link_len) == 0);
+         (!a->link_len || memcmp (a->link, b->link, a->link_len) == 0) &&
+         rbdx_ancestors_equal (&a->anc, &b->anc);
 }
 
 /* Apply what was found for @first's image to every entry of it. */
@@ -220,6 +210,15 @@ apply (struct rbdx_headpoll *first, int r, uint64_t size, int trash)
                     "on this connection fail with EIO from now on", e->name,
                     e->ident->snap_id == RBDX_NOSNAP ? "image" : "snapshot");
     }
+    else if (r == -ENOLINK) {
+      if (same_check (e, first) && !atomic_exchange (e->gone, true))
+        rbdx_error ("rbdx: %s: an image this clone was cloned from, "
+                    "directly or not, was flattened or removed: librbd keeps "
+                    "the chain of parents it opened, which may read deleted "
+                    "objects as zeros, so reads and block status on this "
+                    "connection fail with EIO from now on (a new connection "
+                    "sees the image as it is)", e->name);
+    }
     else if (r == -EXDEV) {
       /* A context registered after the change holds the new link. */
       if (same_check (e, first) && !atomic_exchange (e->gone, true))
@@ -235,7 +234,7 @@ apply (struct rbdx_headpoll *first, int r, uint64_t size, int trash)
                     "this connection fail with EIO from now on", e->name,
                     trash_reason (trash));
     }
-    else if (r == 0 && e->ident->snap_id == RBDX_NOSNAP) {
+    else if (r == 0 && e->own && e->ident->snap_id == RBDX_NOSNAP) {
       uint64_t plain = size > e->size_offset ? size - e->size_offset : 0;
 
       if (atomic_exchange (e->cur_size, plain) != plain)
@@ -412,19 +411,26 @@ int
 rbdx_headpoll_register (struct rbdx_headpoll *e, rados_ioctx_t io,
                         const struct rbdx_ident *ident, const char *name,
                         atomic_bool *gone, _Atomic uint64_t *cur_size,
-                        bool encrypted, bool clone)
+                        unsigned flags, struct rbdx_ancestors *anc)
 {
   struct poller *p;
   uint64_t raw = 0, plain = atomic_load (cur_size);
+  bool encrypted = flags & RBDX_HEADPOLL_ENCRYPTED;
+  bool clone = flags & RBDX_HEADPOLL_CLONE;
   int r;
 
   if (strncmp (ident->image_id, "name:", 5) == 0)
     return -ENOTSUP;
   e->ident = ident;
   e->io = io;
+  e->own = flags & RBDX_HEADPOLL_OWN;
   e->size_offset = 0;
   e->link = NULL;
   e->link_len = 0;
+  e->anc.n = 0;
+  e->anc.a = NULL;
+  if (!e->own)
+    encrypted = clone = false;
   if ((encrypted && ident->snap_id == RBDX_NOSNAP) || clone) {
     r = read_header (e, &raw, clone ? &e->link : NULL, &e->link_len);
     if (r < 0)
@@ -447,6 +453,11 @@ rbdx_headpoll_register (struct rbdx_headpoll *e, rados_ioctx_t io,
       return -r;
     }
     current = p;
+  }
+  if (anc) {                            /* moved here */
+    e->anc = *anc;
+    anc->n = 0;
+    anc->a = NULL;
   }
   e->next = entries;
   entries = e;
@@ -504,6 +515,7 @@ rbdx_headpoll_unregister (struct rbdx_headpoll *e)
   e->registered = false;
   free (e->link);
   e->link = NULL;
+  rbdx_ancestors_free (&e->anc);
   if (!entries) {
     p = current;
     current = NULL;
