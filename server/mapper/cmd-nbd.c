@@ -304,23 +304,12 @@ do_map (const struct rbdx_nbd_args *a)
 static const char *
 kernel_backend (int index, char *buf, size_t len)
 {
-  char path[64];
-  bool whole;
-  FILE *f;
+  int r = rbdx_device_backend (index, buf, len);
 
-  snprintf (path, sizeof path, "/sys/block/nbd%d/backend", index);
-  f = fopen (path, "re");
-  if (!f)
-    return NULL;
-  if (!fgets (buf, (int) len, f))
-    buf[0] = '\0';
-  whole = strchr (buf, '\n') || fgetc (f) == EOF;
-  fclose (f);
-  if (!whole)
+  if (r == -E2BIG)
     die (1, "/dev/nbd%d: the kernel's backend identifier is longer than %zu "
          "bytes", index, len - 1);
-  buf[strcspn (buf, "\n")] = '\0';
-  return buf;
+  return r < 0 ? NULL : buf;
 }
 
 static int

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "devlinks.h"
 #include "mapped.h"
 #include "target.h"
 
@@ -110,6 +111,28 @@ sweep_keyrings (void)
   free (names);
 }
 
+/* Whether the connected device of @p st, whose supervisor is gone,
+ * still serves that mapping: the kernel keeps the backend identifier
+ * given at connect, and refuses a reconfigure naming another, so one
+ * that differs is another mapping's (the device was disconnected by
+ * someone else, rbd-nbd or another rbdx run directory, and reused: the
+ * kernel gives out the lowest free index).  A kernel that shows none
+ * (before Linux 5.1), or a state that recorded none, cannot tell: the
+ * mapping is taken as it was. */
+static bool
+still_ours (const struct rbdx_state *st)
+{
+  char now[RBDX_BACKEND_MAX];
+  int r;
+
+  if (!*st->backend)
+    return true;
+  r = rbdx_device_backend (st->index, now, sizeof now);
+  if (r == -ENOENT)
+    return true;
+  return r == 0 && strcmp (now, st->backend) == 0;
+}
+
 int
 rbdx_mapped_load (struct rbdx_state *out, int max)
 {
@@ -135,7 +158,11 @@ rbdx_mapped_load (struct rbdx_state *out, int max)
     if (r < 0)
       continue;
     if (!rbdx_proc_is (out[k].supervisor, out[k].supervisor_start) &&
-        !rbdx_device_connected (idx[i])) {
+        (!rbdx_device_connected (idx[i]) || !still_ours (&out[k]))) {
+      /* Its devlink too: the kernel gives the lowest free device to the
+       * next mapping, whose device it would name. */
+      if (*out[k].target && !rbdx_target_is_uri (out[k].target))
+        rbdx_devlink_remove (out[k].target, idx[i]);
       rbdx_state_remove_keyring (out[k].keyring_file);
       rbdx_state_remove (idx[i]);
       continue;

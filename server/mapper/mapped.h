@@ -14,8 +14,10 @@
 #define MAX_MAPPED 1024
 
 /** Every live mapping, at most @p max, into @p out.  On the way, state
- *  files of dead supervisors whose device is no longer connected are
- *  removed (with the keyring file the mapping owned), and so are the
+ *  files of dead supervisors whose device is no longer connected, or
+ *  now connected with another backend identifier (another mapping's),
+ *  are removed (with the keyring file and the devlink the mapping
+ *  owned), and so are the
  *  private directories (RUN_DIR/sup-PID) of
  *  supervisors that were killed.  A run directory that cannot be read
  *  (a user other than root: it is mode 0700) dies naming it, rather than

@@ -237,6 +237,25 @@ rbdx_device_connected (int index)
   return access (path, F_OK) == 0;
 }
 
+int
+rbdx_device_backend (int index, char *buf, size_t len)
+{
+  char path[64];
+  bool whole;
+  FILE *f;
+
+  snprintf (path, sizeof path, "/sys/block/nbd%d/backend", index);
+  f = fopen (path, "re");
+  if (!f)
+    return -ENOENT;
+  if (!fgets (buf, (int) len, f))
+    buf[0] = '\0';
+  whole = strchr (buf, '\n') || fgetc (f) == EOF;
+  fclose (f);
+  buf[strcspn (buf, "\n")] = '\0';
+  return whole ? 0 : -E2BIG;
+}
+
 unsigned long long
 rbdx_device_bytes (int index)
 {

@@ -111,6 +111,13 @@ int rbdx_state_list (int *indexes, int max);
  *  while the kernel has a configured connection). */
 bool rbdx_device_connected (int index);
 
+/** The kernel's backend identifier of /dev/nbdINDEX (sysfs "backend",
+ *  Linux 5.1 and later) into @p buf (@p len bytes, NUL-terminated, ""
+ *  while the device is not connected).  @return 0; -ENOENT when the
+ *  kernel shows none (no such device or attribute); -E2BIG when it does
+ *  not fit @p len (@p buf then holds its start). */
+int rbdx_device_backend (int index, char *buf, size_t len);
+
 /** The device's size in bytes from sysfs, 0 when unknown. */
 unsigned long long rbdx_device_bytes (int index);
 

@@ -10,7 +10,7 @@
 #include "mapped.h"
 #include "sup.h"
 
-void
+int
 sup_save_state (struct sup *s)
 {
   struct rbdx_state st = {
@@ -41,6 +41,7 @@ sup_save_state (struct sup *s)
   if (r)
     logmsg ("cannot write the state of /dev/nbd%d in %s: %s", s->index,
             rbdx_run_dir (), strerror (-r));
+  return r;
 }
 
 /* The values of KEY= in the parameter list @p list, each followed by

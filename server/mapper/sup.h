@@ -155,8 +155,9 @@ void sup_export_size (struct sup *s, uint64_t size);
 void sup_finish_growth (struct sup *s);
 
 /* sup-state.c */
-/** Write the device's state file (errors are logged). */
-void sup_save_state (struct sup *s);
+/** Write the device's state file (errors are logged).  @return 0 or the
+ *  negative errno of rbdx_state_save (the file is then as it was). */
+int sup_save_state (struct sup *s);
 /** Another connected mapping of image @p identity in the mode of @p o
  *  (read-only or not) and with the same encryption_format= (in order)
  *  and exclusive= parameters.

@@ -236,7 +236,16 @@ sup_map (const struct rbdx_map_opts *o, int report_fd)
     rbdx_nl_disconnect (s->cmd, s->index);
     fail_start (s, "%s did not appear with a size within 10 s", path);
   }
-  sup_save_state (s);
+  /* A mapping that is not recorded could not be listed, unmapped by
+   * name or healed, and a map of the same image would map it again (a
+   * full /run, a tmpfs of a few MiB). */
+  if ((r = sup_save_state (s)) < 0) {
+    if (!o->attach)
+      rbdx_nl_disconnect (s->cmd, s->index);
+    fail_start (s, "cannot write the state of %s in %s: %s%s", path,
+                rbdx_run_dir (), strerror (-r),
+                o->attach ? " (the device is left as it was)" : "");
+  }
   /* Recorded: map, attach and unmap may go on (never LOCK_UN: the lock
    * stays `rbdx map`'s until it exits). */
   if (rbdx_lock_fd >= 0) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # test-kernel-devlinks: the /dev/rbdx devlinks, os-brick's "path" and the
-# mapping an unmap takes, in a UML guest kernel: cases C52, C53, C54.
+# mapping an unmap takes, in a UML guest kernel: cases C52, C53, C54, C80, C81.
 #
 # The guest needs no cluster: the mapper's engine is the stand-in
 # (tests/kernel/standin-engine), forwarding every mapping's connections to
@@ -22,7 +22,17 @@
 #     a block device (never a directory) leading to its map's device;
 #     after the unmaps no devlink and no directory of theirs is left;
 #   - C53: an image name of 1000 bytes mapped: the rbd-nbd personality's
-#     list-mapped (json, xml, plain) shows the whole name.
+#     list-mapped (json, xml, plain) shows the whole name;
+#   - C80: a mapping's supervisor and server killed, its device then
+#     disconnected by another user (rbdx with a run directory of its
+#     own) and mapped by it to another image: list-mapped no longer shows
+#     the old image, its devlink is gone, `unmap OLD` exits 3 and leaves
+#     the other user's device connected; without the reuse, the stale
+#     state and its devlink go at the next list-mapped, and the next
+#     mapping on that device is not named by the old devlink;
+#   - C81: a run directory on a full file system: the map exits 1 naming
+#     "No space left on device" and leaves no device connected to the
+#     image; with room again the image maps, is listed and unmaps.
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/kernel/lib-uml.sh"
 uml_requires
@@ -130,10 +140,67 @@ grep -q "<image>$img</image>" /tmp/list.xml || fail "list-mapped xml: $(cat /tmp
 ! connected "$dev" || fail "$dev is still connected"
 say "C53 ok"
 
+# --- C80: a killed supervisor's device, disconnected and reused by
+# another user (rbd-nbd, another run directory: here rbdx with its own) ---
+kill9() {
+  kill -9 "$(sed -n 's/^supervisor=//p' "/share/run/${1#/dev/}")" \
+    "$(sed -n 's/^server=//p' "/share/run/${1#/dev/}")" 2>/dev/null
+  wait_until 10 sh -c "! kill -0 $(sed -n 's/^supervisor=//p' "/share/run/${1#/dev/}") 2>/dev/null" ||
+    fail "the supervisor of $1 did not die"
+}
+other() { RBDX_RUN_DIR=/tmp/runB RBDX_DEV_DIR=/tmp/devB "$MAPPER" "$@"; }
+dA=$("$MAPPER" map -c 1 rbd/img80a) || fail "map of img80a failed"
+leads /dev/rbdx/rbd/img80a "$dA" "img80a's devlink"
+kill9 "$dA"
+other unmap "$dA" || fail "the other user's unmap of $dA failed"
+dB=$(other map -c 1 --device "$dA" rbd/img80b) || fail "the other user's map on $dA failed"
+connected "$dA" || fail "the other user's $dA is not connected"
+"$MAPPER" list-mapped >/tmp/list80 || fail "list-mapped failed"
+! grep -q img80a /tmp/list80 || fail "list-mapped still shows img80a on the reused $dA: $(cat /tmp/list80)"
+[ ! -e /dev/rbdx/rbd/img80a ] && [ ! -L /dev/rbdx/rbd/img80a ] ||
+  fail "img80a's devlink outlived its mapping: $(ls -l /dev/rbdx/rbd/img80a)"
+rc=0; "$MAPPER" unmap rbd/img80a 2>/tmp/err80 || rc=$?
+[ "$rc" = 3 ] || fail "unmap of img80a, whose device another user took over, exited $rc: $(cat /tmp/err80)"
+connected "$dA" || fail "unmap of img80a disconnected the other user's $dA"
+other unmap "$dA" || fail "the other user's last unmap failed"
+# The same without a reuse first: the stale state goes with its devlink,
+# and the next mapping on that device is not named by the old one.
+dC=$("$MAPPER" map -c 1 rbd/img80c) || fail "map of img80c failed"
+kill9 "$dC"
+other unmap "$dC" || fail "the other user's unmap of $dC failed"
+"$MAPPER" list-mapped >/tmp/list80 || fail "list-mapped failed"
+! grep -q img80c /tmp/list80 || fail "list-mapped shows the disconnected img80c"
+[ ! -L /dev/rbdx/rbd/img80c ] || fail "img80c's devlink outlived its mapping"
+dD=$("$MAPPER" map -c 1 rbd/img80d) || fail "map of img80d failed"
+[ ! -L /dev/rbdx/rbd/img80c ] || fail "img80c's devlink names $dD now"
+"$MAPPER" unmap rbd/img80d || fail "unmap of img80d failed"
+say "C80 ok"
+
+# --- C81: a run directory with no room left: a map fails, nothing stays ---
+mkdir -p /tmp/full && mount -t tmpfs -o size=64k tmpfs /tmp/full ||
+  fail "cannot mount the small tmpfs"
+full() { RBDX_RUN_DIR=/tmp/full/run RBDX_DEV_DIR=/tmp/full/dev "$MAPPER" "$@"; }
+d81=$(full map -c 1 rbd/img81a) || fail "map with room failed"
+full unmap rbd/img81a || fail "unmap with room failed"
+dd if=/dev/zero of=/tmp/full/fill bs=1k count=1000 2>/dev/null || true  # ENOSPC
+rc=0; full map -c 1 rbd/img81b >/tmp/out81 2>/tmp/err81 || rc=$?
+[ "$rc" = 1 ] || fail "a map with no room for its state exited $rc: $(cat /tmp/out81 /tmp/err81)"
+grep -q "No space left on device" /tmp/err81 ||
+  fail "the failed map does not say why: $(cat /tmp/err81)"
+for b in /sys/block/nbd*/backend; do
+  ! grep -q img81b "$b" 2>/dev/null || fail "${b%/backend} still serves img81b"
+done
+rm -f /tmp/full/fill
+d81=$(full map -c 1 rbd/img81b) || fail "the map after room was made failed"
+full list-mapped | grep -q img81b || fail "img81b is not listed"
+full unmap rbd/img81b || fail "unmap of img81b failed"
+umount /tmp/full
+say "C81 ok"
+
 [ -z "$(ls /share/run 2>/dev/null | grep -vxE 'lock|keyrings')" ] || fail "state left: $(ls /share/run)"
 kill "$mem"; wait "$mem" 2>/dev/null || true
 say "ok"
 EOF2
 
 uml_run "$UML_DIR/guest-devlinks.sh" 300
-say "ok: devlinks never taken over, paths lead to their devices, unmap by access mode, whole names listed"
+say "ok: devlinks never taken over, paths lead to their devices, unmap by access mode, whole names listed, stale states never claim another mapping's device"
