@@ -244,6 +244,7 @@ void
 cli_write_keyring (struct cli *c, const char *keyring)
 {
   char why[600];
+  size_t total;
 
   if (rbdx_keyring_write (keyring, c->o.keyring_file, sizeof c->o.keyring_file,
                           why, sizeof why) < 0) {
@@ -251,6 +252,14 @@ cli_write_keyring (struct cli *c, const char *keyring)
     die (1, "%s", why);
   }
   cli_add_param (&c->o, "keyring=", c->o.keyring_file);
+  /* cli_check_args counted the parameters without this one. */
+  if (!cli_params_fit (c->o.params, c->o.nparams, &total)) {
+    rbdx_state_remove_keyring (c->o.keyring_file);
+    c->o.keyring_file[0] = '\0';
+    die (2, "the plugin parameters of %s take %zu bytes with the keyring's "
+         "keyring=; a mapping keeps at most %zu", c->o.target, total,
+         sizeof ((struct rbdx_state *) NULL)->params - 1);
+  }
 }
 
 /* Wipe and free the keyring contents --keyfile gave (cli.h). */
