@@ -386,6 +386,15 @@ cmd_attach (struct cli *c)
     die (1, "/dev/nbd%d is not connected: use rbdx map", index);
   r = rbdx_state_load (index, &st);
   if (r == 0 && rbdx_proc_is (st.supervisor, st.supervisor_start)) {
+    char canon[RBDX_TARGET_MAX];
+    const char *why;
+
+    /* An operator who named the wrong device is told, not "attached". */
+    if (c->nargs >= 3 &&
+        (rbdx_target_canonical (c->args[2], canon, sizeof canon, &why) < 0 ||
+         strcmp (canon, st.target) != 0))
+      die (1, "/dev/nbd%d serves %s, not %s: nothing was changed", index,
+           st.target, c->args[2]);
     /* Its supervisor re-attaches by itself; ask it to try now. */
     kill (st.supervisor, SIGUSR1);
     drop_keyring_text (c);
