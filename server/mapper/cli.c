@@ -115,11 +115,20 @@ check_ceph_paths (char *const *params, size_t nparams)
   }
 }
 
+bool
+cli_params_fit (char *const *params, size_t nparams, size_t *total)
+{
+  *total = 0;
+  for (size_t i = 0; i < nparams; i++)
+    *total += strlen (params[i]) + 1;
+  return *total < sizeof ((struct rbdx_state *) NULL)->params;
+}
+
 void
 cli_check_args (const char *target, char *const *params, size_t nparams)
 {
   char why[1024];
-  size_t total = 0;
+  size_t total;
 
   if (rbdx_args_check (target, params, nparams, why, sizeof why) < 0)
     die (2, "%s", why);
@@ -127,9 +136,7 @@ cli_check_args (const char *target, char *const *params, size_t nparams)
   /* The state file keeps every parameter for the servers the supervisor
    * starts later; one that did not fit would be silently missing from
    * them (a keyring, an id), so too many bytes are refused now. */
-  for (size_t i = 0; i < nparams; i++)
-    total += strlen (params[i]) + 1;
-  if (total >= sizeof ((struct rbdx_state *) NULL)->params)
+  if (!cli_params_fit (params, nparams, &total))
     die (2, "the plugin parameters of %s take %zu bytes; a mapping keeps at "
          "most %zu", target, total,
          sizeof ((struct rbdx_state *) NULL)->params - 1);

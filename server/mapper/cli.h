@@ -68,6 +68,11 @@ void cli_add_param (struct rbdx_map_opts *o, const char *key, const char *value)
  *  is written or started. */
 void cli_check_args (const char *target, char *const *params, size_t nparams);
 
+/** Whether @p nparams @p params fit the parameter list a state file
+ *  keeps (struct rbdx_state's params, separators included); *@p total
+ *  is the bytes they take. */
+bool cli_params_fit (char *const *params, size_t nparams, size_t *total);
+
 /** TARGET [KEY=VALUE...] (@p nargs of @p args) into c->o; a snapshot
  *  maps read-only.  Dies on bad usage. */
 void cli_set_target (struct cli *c, char **args, int nargs);

@@ -244,6 +244,7 @@ void
 cli_write_keyring (struct cli *c, const char *keyring)
 {
   char why[600];
+  size_t total;
 
   if (rbdx_keyring_write (keyring, c->o.keyring_file, sizeof c->o.keyring_file,
                           why, sizeof why) < 0) {
@@ -251,6 +252,14 @@ cli_write_keyring (struct cli *c, const char *keyring)
     die (1, "%s", why);
   }
   cli_add_param (&c->o, "keyring=", c->o.keyring_file);
+  /* cli_check_args counted the parameters without this one. */
+  if (!cli_params_fit (c->o.params, c->o.nparams, &total)) {
+    rbdx_state_remove_keyring (c->o.keyring_file);
+    c->o.keyring_file[0] = '\0';
+    die (2, "the plugin parameters of %s take %zu bytes with the keyring's "
+         "keyring=; a mapping keeps at most %zu", c->o.target, total,
+         sizeof ((struct rbdx_state *) NULL)->params - 1);
+  }
 }
 
 /* Wipe and free the keyring contents --keyfile gave (cli.h). */
@@ -377,6 +386,15 @@ cmd_attach (struct cli *c)
     die (1, "/dev/nbd%d is not connected: use rbdx map", index);
   r = rbdx_state_load (index, &st);
   if (r == 0 && rbdx_proc_is (st.supervisor, st.supervisor_start)) {
+    char canon[RBDX_TARGET_MAX];
+    const char *why;
+
+    /* An operator who named the wrong device is told, not "attached". */
+    if (c->nargs >= 3 &&
+        (rbdx_target_canonical (c->args[2], canon, sizeof canon, &why) < 0 ||
+         strcmp (canon, st.target) != 0))
+      die (1, "/dev/nbd%d serves %s, not %s: nothing was changed", index,
+           st.target, c->args[2]);
     /* Its supervisor re-attaches by itself; ask it to try now. */
     kill (st.supervisor, SIGUSR1);
     drop_keyring_text (c);

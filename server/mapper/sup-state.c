@@ -34,8 +34,14 @@ sup_save_state (struct sup *s)
   snprintf (st.keyring_file, sizeof st.keyring_file, "%s", s->o->keyring_file);
   for (size_t i = 0; i < s->o->nparams; i++) {
     size_t used = strlen (st.params);
-    snprintf (st.params + used, sizeof st.params - used, "%s%c", s->o->params[i],
-              RBDX_PARAM_SEP);
+    /* Never a list cut short (the mapper refuses one that would be). */
+    if ((size_t) snprintf (st.params + used, sizeof st.params - used, "%s%c",
+                           s->o->params[i], RBDX_PARAM_SEP) >=
+        sizeof st.params - used) {
+      logmsg ("cannot write the state of /dev/nbd%d: its parameters do not "
+              "fit %zu bytes", s->index, sizeof st.params - 1);
+      return -E2BIG;
+    }
   }
   r = rbdx_state_save (&st);
   if (r)

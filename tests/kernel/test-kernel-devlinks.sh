@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # test-kernel-devlinks: the /dev/rbdx devlinks, os-brick's "path" and the
-# mapping an unmap takes, in a UML guest kernel: cases C52, C53, C54, C80, C81.
+# mapping an unmap takes, in a UML guest kernel: cases C52, C53, C54, C80-C82.
 #
 # The guest needs no cluster: the mapper's engine is the stand-in
 # (tests/kernel/standin-engine), forwarding every mapping's connections to
@@ -32,7 +32,10 @@
 #     mapping on that device is not named by the old devlink;
 #   - C81: a run directory on a full file system: the map exits 1 naming
 #     "No space left on device" and leaves no device connected to the
-#     image; with room again the image maps, is listed and unmaps.
+#     image; with room again the image maps, is listed and unmaps;
+#   - C82: a connection_info with a keyring and parameters that fit the
+#     state's limit only without the keyring's keyring=: the map exits 2
+#     naming the keyring, leaves no keyring file and maps nothing.
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/kernel/lib-uml.sh"
 uml_requires
@@ -196,6 +199,20 @@ full list-mapped | grep -q img81b || fail "img81b is not listed"
 full unmap rbd/img81b || fail "unmap of img81b failed"
 umount /tmp/full
 say "C81 ok"
+
+# --- C82: a connection_info keyring counts in the parameters' limit ---
+printf '{"driver_volume_type":"rbd","data":{"name":"rbd/img82","auth_enabled":true,"auth_username":"cinder","keyring":"[client.cinder]\\n\\tkey = AQBsZ1FmAAAAABAAJ8QSdBxEyn6zcmzTWc3ztQ==\\n"}}\n' >/tmp/ci82.json
+# conf=/etc/AAA... so that the parameters fit without the keyring's
+# keyring=/share/run/keyrings/XXXXXX.keyring (45 bytes) and not with it.
+conf82=/etc/$(printf 'a%.0s' $(seq 4040))
+rc=0; "$MAPPER" map -c 1 --connection-info /tmp/ci82.json -o "conf=$conf82" >/tmp/out82 2>/tmp/err82 || rc=$?
+[ "$rc" = 2 ] || fail "a map whose keyring= does not fit the state exited $rc: $(cat /tmp/out82 /tmp/err82)"
+grep -q "with the keyring's keyring=" /tmp/err82 || fail "the refusal does not name the keyring: $(cat /tmp/err82)"
+[ -z "$(ls /share/run/keyrings 2>/dev/null)" ] || fail "the refused map left a keyring: $(ls /share/run/keyrings)"
+for b in /sys/block/nbd*/backend; do
+  ! grep -q img82 "$b" 2>/dev/null || fail "${b%/backend} serves img82"
+done
+say "C82 ok"
 
 [ -z "$(ls /share/run 2>/dev/null | grep -vxE 'lock|keyrings')" ] || fail "state left: $(ls /share/run)"
 kill "$mem"; wait "$mem" 2>/dev/null || true

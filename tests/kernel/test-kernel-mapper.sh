@@ -259,6 +259,13 @@ wait_until 20 four || fail "$(tcp_conns "$NBD_PORT") connections after attach"
 check_data "after attach"
 grep -qx id=admin /share/engine-args || fail "attach lost id=admin: $(cat /share/engine-args)"
 grep -qx "identity=$NBD_IDENTITY" /share/engine-args || fail "attach lost the identity: $(cat /share/engine-args)"
+# C83: attach of a served device naming another image is refused; naming
+# its own image, it asks the supervisor as without one.
+rc=0; "$MAPPER" attach /dev/nbd0 rbd/c83-other 2>/tmp/err || rc=$?
+[ $rc -eq 1 ] && grep -q "serves .*not rbd/c83-other: nothing was changed" /tmp/err ||
+  fail "attach /dev/nbd0 naming another image: exit $rc, $(cat /tmp/err)"
+"$MAPPER" attach /dev/nbd0 "$NBD_EXPORT" >/dev/null ||
+  fail "attach /dev/nbd0 naming its own image failed"
 
 # The image grows on the host: the real plugin there rewrites its
 # size_file (which the stand-in linked ours to); the device follows without
