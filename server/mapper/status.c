@@ -97,6 +97,8 @@ rbdx_status_json (const struct rbdx_state *st)
   rbdx_json_add_uint (o, "reattaches", st->reattaches);
   rbdx_json_add_uint (o, "resizes", st->resizes);
   rbdx_json_add_uint (o, "server_restarts", st->server_restarts);
+  rbdx_json_add_bool (o, "supervised",
+                      rbdx_proc_is (st->supervisor, st->supervisor_start));
   rbdx_json_add_string (o, "metrics_file", t.found ? st->metrics : NULL);
   if (t.found) {
     rbdx_json_add_uint (o, "in_flight", t.in_flight);
@@ -119,6 +121,9 @@ rbdx_status_print (const struct rbdx_state *st)
   printf ("  connections %u%s, re-attached %lu, resized %lu, server "
           "restarted %lu\n", st->connections, st->read_only ? " (read-only)" : "",
           st->reattaches, st->resizes, st->server_restarts);
+  if (!rbdx_proc_is (st->supervisor, st->supervisor_start))
+    printf ("  its supervisor is gone, so nothing keeps it served: rbdx "
+            "attach /dev/nbd%d\n", st->index);
   if (!t.found) {
     printf ("  no request metrics (the server writes none)\n");
     return;

@@ -244,6 +244,17 @@ kill -9 "$sup"
 gone() { [ "$(supervisors)" -eq 0 ]; }
 wait_until 10 gone || fail "the supervisor outlived SIGKILL"
 [ -e /sys/block/nbd0/pid ] || fail "nbd0 was disconnected when its supervisor died"
+# C84: list-mapped and status say that nothing supervises it, and show
+# no pid of a process that is gone.
+"$MAPPER" list-mapped --format json >/tmp/list84 2>/tmp/err84 || fail "list-mapped failed"
+grep -q '"supervised":false' /tmp/list84 && grep -q '"supervisor_pid":null' /tmp/list84 ||
+  fail "list-mapped --format json of a mapping without its supervisor: $(cat /tmp/list84)"
+grep -q "supervisor is gone.*rbdx attach /dev/nbd0" /tmp/err84 ||
+  fail "list-mapped says nothing of the gone supervisor: $(cat /tmp/err84)"
+"$MAPPER" list-mapped 2>/dev/null | awk 'NR == 2 && $5 != "-" { exit 1 }' ||
+  fail "list-mapped shows the dead supervisor's pid: $("$MAPPER" list-mapped 2>&1)"
+"$MAPPER" status /dev/nbd0 | grep -q "supervisor is gone" ||
+  fail "status says nothing of the gone supervisor: $("$MAPPER" status /dev/nbd0 2>&1)"
 # A map meanwhile does not pass the dead mapping off as mapped: it
 # points to attach.
 rc=0; "$MAPPER" map "$NBD_EXPORT" id=admin 2>/tmp/err || rc=$?
