@@ -4,6 +4,7 @@
  * re-attach and URI size polls (see sup.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -163,6 +164,16 @@ spawn_server (struct sup *s)
   return 0;
 }
 
+bool
+sup_caller_gone (const struct sup *s)
+{
+  struct pollfd p = { .fd = s->report_fd, .events = 0 };
+
+  /* The write end of a pipe whose reader is gone polls POLLERR. */
+  return s->report_fd >= 0 && poll (&p, 1, 0) == 1 &&
+         (p.revents & (POLLERR | POLLHUP));
+}
+
 /* Wait until the server accepts a connection, or exits.  0 or -1. */
 int
 wait_server (struct sup *s, double secs)
@@ -176,6 +187,8 @@ wait_server (struct sup *s, double secs)
       s->server = 0;
       return -1;
     }
+    if (sup_caller_gone (s))
+      return -2;
     if (stat (s->sock, &st) == 0 && S_ISSOCK (st.st_mode))
       return 0;
     sleep_s (0.05);

@@ -90,8 +90,14 @@ const char *errno_text (int e);
  *  into @p buf of @p len bytes ("" if none). */
 void server_log_tail (const struct sup *s, char *buf, size_t len);
 /** Wait up to @p secs seconds until the server's socket exists (0), or
- *  the server exits (-1, s->server is then 0), or the time is up (-1). */
+ *  the server exits (-1, s->server is then 0), or the time is up (-1),
+ *  or the `rbdx map` waiting for the start went away (-2:
+ *  sup_caller_gone). */
 int wait_server (struct sup *s, double secs);
+/** Whether the `rbdx map` (or attach) that waits on s->report_fd for
+ *  the start's report is gone (killed, interrupted): its end of the
+ *  pipe is closed.  False once the report is made (report_fd -1). */
+bool sup_caller_gone (const struct sup *s);
 /** Start the rbdx server (nbdkit) on the private socket; s->server is
  *  its pid.  @return 0, -ENOMEM, -EINVAL, or -errno of fork. */
 int spawn_server (struct sup *s);

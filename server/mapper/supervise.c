@@ -113,7 +113,12 @@ sup_map (const struct rbdx_map_opts *o, int report_fd)
     if (spawn_server (s))
       fail_start (s, "cannot start %s: %s", o->engine ? o->engine : o->nbdkit,
                   strerror (errno));
-    if (wait_server (s, 120)) {
+    r = wait_server (s, 120);
+    if (r == -2)
+      fail_start (s, "rbdx %s of %s was interrupted while its server started: "
+                  "nothing was %s", o->attach ? "attach" : "map", o->target,
+                  o->attach ? "changed" : "mapped");
+    if (r) {
       server_log_tail (s, tail, sizeof tail);
       fail_start (s, "the rbdx server for %s did not start: %s", o->target,
                   *tail ? tail : "(no message)");

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # test-kernel-devlinks: the /dev/rbdx devlinks, os-brick's "path" and the
-# mapping an unmap takes, in a UML guest kernel: cases C52, C53, C54, C80-C82.
+# mapping an unmap takes, in a UML guest kernel: cases C52, C53, C54, C80-C82, C85.
 #
 # The guest needs no cluster: the mapper's engine is the stand-in
 # (tests/kernel/standin-engine), forwarding every mapping's connections to
@@ -35,7 +35,11 @@
 #     image; with room again the image maps, is listed and unmaps;
 #   - C82: a connection_info with a keyring and parameters that fit the
 #     state's limit only without the keyring's keyring=: the map exits 2
-#     naming the keyring, leaves no keyring file and maps nothing.
+#     naming the keyring, leaves no keyring file and maps nothing;
+#   - C85: `rbdx map` of a connection_info killed (SIGTERM) while its
+#     server hangs in its start: the supervisor stops that server and
+#     removes the keyring within 20 s, no device serves the image, and a
+#     map right after goes through (the node's lock is free).
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/kernel/lib-uml.sh"
 uml_requires
@@ -213,6 +217,28 @@ for b in /sys/block/nbd*/backend; do
   ! grep -q img82 "$b" 2>/dev/null || fail "${b%/backend} serves img82"
 done
 say "C82 ok"
+
+# --- C85: a map killed while its server starts ends the attempt ---
+printf '#!/bin/sh\necho $$ >/tmp/hang.pid\nexec sleep 300\n' >/tmp/hang-engine
+chmod +x /tmp/hang-engine
+printf '{"driver_volume_type":"rbd","data":{"name":"rbd/img85","auth_enabled":true,"auth_username":"cinder","keyring":"[client.cinder]\\n\\tkey = AQBsZ1FmAAAAABAAJ8QSdBxEyn6zcmzTWc3ztQ==\\n"}}\n' >/tmp/ci85.json
+rm -f /tmp/hang.pid
+RBDX_ENGINE=/tmp/hang-engine "$MAPPER" map -c 1 --connection-info /tmp/ci85.json >/dev/null 2>/tmp/err85 &
+mp=$!
+wait_until 20 test -s /tmp/hang.pid || fail "the hanging server did not start"
+hp=$(cat /tmp/hang.pid)
+kill -TERM "$mp"; wait "$mp" 2>/dev/null || true
+wait_until 20 sh -c "! kill -0 $hp 2>/dev/null" ||
+  fail "the server of the interrupted map still runs"
+[ -z "$(ls /share/run/keyrings 2>/dev/null)" ] ||
+  fail "the interrupted map left its keyring: $(ls /share/run/keyrings)"
+for b in /sys/block/nbd*/backend; do
+  ! grep -q img85 "$b" 2>/dev/null || fail "${b%/backend} serves img85 after the interrupted map"
+done
+# The node's lock is free again: a map goes through at once.
+d85=$(timeout 20 "$MAPPER" map -c 1 rbd/img85) || fail "a map after the interrupted one failed"
+"$MAPPER" unmap rbd/img85 || fail "unmap of img85 failed"
+say "C85 ok"
 
 [ -z "$(ls /share/run 2>/dev/null | grep -vxE 'lock|keyrings')" ] || fail "state left: $(ls /share/run)"
 kill "$mem"; wait "$mem" 2>/dev/null || true
