@@ -99,8 +99,13 @@ rbdx_after_fork (void)
   char shown[4 * PATH_MAX];
   int r;
 
+  /* In pool mode each image written to gets a shared writer, a Ceph
+   * client of its own: a connection per image costs two (C86; the one
+   * writer of single-image mode is within the reserve). */
   budget.max = opts.max_connections ? opts.max_connections
-    : rbdx_budget_default (RBDX_CONN_THREADS + NBDKIT_THREADS_PER_CONN);
+    : rbdx_budget_default (RBDX_CONN_THREADS + NBDKIT_THREADS_PER_CONN,
+                           opts.pool && opts.writers !=
+                           RBDX_WRITERS_PER_CONNECTION ? 2 : 1);
   nbdkit_debug ("rbdx: max_connections=%u", budget.max);
   if (!opts.metrics_file)
     return 0;

@@ -30,17 +30,21 @@
 #define RBDX_MAX_CONNECTIONS_LIMIT 65536
 
 /** How many connections fit in @p nofile descriptors and @p tasks threads
- *  (UINT64_MAX: unlimited) at RBDX_CONN_FDS and @p threads_per_conn each,
- *  after the reserves.  At least 1, at most RBDX_MAX_CONNECTIONS_LIMIT.
+ *  (UINT64_MAX: unlimited) after the reserves, when each connection may
+ *  bring @p clients Ceph clients (1, or 2 in pool mode, where each image
+ *  a connection writes to gets a shared writer of its own: a connection
+ *  per image then costs two clients) at RBDX_CONN_FDS descriptors each,
+ *  and @p threads_per_conn threads plus RBDX_CONN_THREADS for each
+ *  further client.  At least 1, at most RBDX_MAX_CONNECTIONS_LIMIT.
  *  Pure. */
 unsigned rbdx_budget_connections (uint64_t nofile, uint64_t tasks,
-                                  unsigned threads_per_conn);
+                                  unsigned threads_per_conn, unsigned clients);
 
 /** The default of max_connections= for this process: rbdx_budget_connections
  *  of the soft RLIMIT_NOFILE and of the cgroup's pids.max (systemd's
  *  TasksMax=; unlimited when there is none or it cannot be read).
  *  Thread-safe (reads only). */
-unsigned rbdx_budget_default (unsigned threads_per_conn);
+unsigned rbdx_budget_default (unsigned threads_per_conn, unsigned clients);
 
 /** Open connections against a limit.  Zero-initialise, then set max. */
 struct rbdx_budget {

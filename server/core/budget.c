@@ -11,18 +11,21 @@
 
 unsigned
 rbdx_budget_connections (uint64_t nofile, uint64_t tasks,
-                         unsigned threads_per_conn)
+                         unsigned threads_per_conn, unsigned clients)
 {
   uint64_t n = RBDX_MAX_CONNECTIONS_LIMIT, m;
+  uint64_t fds = (uint64_t) RBDX_CONN_FDS * (clients ? clients : 1);
+  uint64_t threads = threads_per_conn ? threads_per_conn +
+    (uint64_t) RBDX_CONN_THREADS * (clients > 1 ? clients - 1 : 0) : 0;
 
   if (nofile != UINT64_MAX) {
     m = nofile > RBDX_BUDGET_RESERVE_FDS
-        ? (nofile - RBDX_BUDGET_RESERVE_FDS) / RBDX_CONN_FDS : 0;
+        ? (nofile - RBDX_BUDGET_RESERVE_FDS) / fds : 0;
     n = m < n ? m : n;
   }
-  if (tasks != UINT64_MAX && threads_per_conn) {
+  if (tasks != UINT64_MAX && threads) {
     m = tasks > RBDX_BUDGET_RESERVE_TASKS
-        ? (tasks - RBDX_BUDGET_RESERVE_TASKS) / threads_per_conn : 0;
+        ? (tasks - RBDX_BUDGET_RESERVE_TASKS) / threads : 0;
     n = m < n ? m : n;
   }
   return n < 1 ? 1 : (unsigned) n;
@@ -61,7 +64,7 @@ cgroup_pids_max (void)
 }
 
 unsigned
-rbdx_budget_default (unsigned threads_per_conn)
+rbdx_budget_default (unsigned threads_per_conn, unsigned clients)
 {
   struct rlimit rl;
   uint64_t nofile = UINT64_MAX;
@@ -69,7 +72,7 @@ rbdx_budget_default (unsigned threads_per_conn)
   if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
     nofile = rl.rlim_cur;
   return rbdx_budget_connections (nofile, cgroup_pids_max (),
-                                  threads_per_conn);
+                                  threads_per_conn, clients);
 }
 
 int

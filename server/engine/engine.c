@@ -152,7 +152,7 @@ prepare (struct engine *e)
   /* Replies are written from librbd's callback (reply.c). */
   e->opts.completion = RBDX_COMPLETION_CALLBACK;
   max_open = e->opts.max_connections ? e->opts.max_connections
-    : rbdx_budget_default (RBDX_CONN_THREADS);
+    : rbdx_budget_default (RBDX_CONN_THREADS, 1);
   if (!e->opts.max_connections && max_open > RBDX_ENGINE_MAX_OPEN)
     max_open = RBDX_ENGINE_MAX_OPEN;
   if (rbdx_export_probe (&e->opts, err, sizeof err) < 0)

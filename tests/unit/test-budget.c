@@ -116,15 +116,20 @@ server_default (void **state)
 {
   (void) state;
   /* systemd's default 1024 files: (1024 - 64) / 16. */
-  assert_int_equal (rbdx_budget_connections (1024, UINT64_MAX, 16), 60);
+  assert_int_equal (rbdx_budget_connections (1024, UINT64_MAX, 16, 1), 60);
   /* TasksMax=4915 (15 % of 32768) at 33 threads: (4915 - 64) / 33. */
-  assert_int_equal (rbdx_budget_connections (1 << 20, 4915, 33), 147);
+  assert_int_equal (rbdx_budget_connections (1 << 20, 4915, 33, 1), 147);
   /* The smaller of the two. */
-  assert_int_equal (rbdx_budget_connections (1024, 4915, 33), 60);
+  assert_int_equal (rbdx_budget_connections (1024, 4915, 33, 1), 60);
   /* Limits below the reserves still let one connection in. */
-  assert_int_equal (rbdx_budget_connections (32, 16, 16), 1);
-  assert_int_equal (rbdx_budget_connections (UINT64_MAX, UINT64_MAX, 16),
+  assert_int_equal (rbdx_budget_connections (32, 16, 16, 1), 1);
+  assert_int_equal (rbdx_budget_connections (UINT64_MAX, UINT64_MAX, 16, 1),
                     RBDX_MAX_CONNECTIONS_LIMIT);
+  /* Pool mode (C86): two Ceph clients a connection, (704 - 64) / 32 and
+   * (4288 - 64) / (33 + 16), where one client each allowed 40 and 128. */
+  assert_int_equal (rbdx_budget_connections (704, UINT64_MAX, 33, 2), 20);
+  assert_int_equal (rbdx_budget_connections (UINT64_MAX, 4288, 33, 2), 86);
+  assert_int_equal (rbdx_budget_connections (704, UINT64_MAX, 33, 1), 40);
 }
 
 static void
