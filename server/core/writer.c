@@ -2,6 +2,7 @@
 /* rbdx core: shared lock-owning writers (see writer.h). */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,14 +22,36 @@ struct rbdx_writer {
   struct rbdx_quiesce_member *quiesce;  /* its quiesce watch (quiesce.h) */
 };
 
-/* table_lock guards the table and the references and is never held
- * while librbd talks to the cluster.  create_lock serialises creating
- * writers (one rbd_open and, with exclusive=true, one rbd_lock_acquire
- * per image, never two racing for the lock), held around the open only:
- * connections whose writer exists, and closes, never wait for it. */
+/* table_lock guards the table, the references and the images whose
+ * writer is being created, and is never held while librbd talks to the
+ * cluster.  One writer is created at a time per image (one rbd_open
+ * and, with exclusive=true, one rbd_lock_acquire, never two racing for
+ * the lock): a connection of that image waits on `created` meanwhile.
+ * Those of other images do not (C87: in pool mode, exclusive=true, a
+ * lock acquire waiting ~30 s for a dead owner's watch to expire held up
+ * every other image's new connections), nor do connections whose writer
+ * exists, nor closes. */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t created = PTHREAD_COND_INITIALIZER;
 static struct rbdx_writer *table;
+
+/* An image whose writer a connection is creating (under table_lock). */
+struct creating {
+  const struct rbdx_ident *ident;
+  struct creating *next;
+};
+static struct creating *creating;
+
+static bool
+being_created (const struct rbdx_ident *ident)
+{
+  struct creating *c;
+
+  for (c = creating; c; c = c->next)
+    if (rbdx_ident_equal (c->ident, ident))
+      return true;
+  return false;
+}
 
 static int
 take_lock (struct rbdx_ctx *ctx, char *err, size_t errlen)
@@ -41,6 +64,8 @@ take_lock (struct rbdx_ctx *ctx, char *err, size_t errlen)
               ctx->name, ctx->name);
     return -EINVAL;
   }
+  rbdx_debug ("rbdx: %s: taking the exclusive lock (exclusive=true)",
+              ctx->name);
   r = rbd_lock_acquire (ctx->image, RBD_LOCK_MODE_EXCLUSIVE);
   if (r < 0)
     snprintf (err, errlen, "exclusive=true: cannot take the exclusive lock "
@@ -117,31 +142,35 @@ rbdx_writer_get (const struct rbdx_options *o, const struct rbdx_spec *spec,
                  const struct rbdx_ctx *conn, struct rbdx_writer **out,
                  char *err, size_t errlen)
 {
-  struct rbdx_writer *w, *nw, *dead = NULL, *dead2 = NULL;
+  struct rbdx_writer *w, *nw, *dead;
+  struct creating mine = { .ident = &conn->ident }, **q;
   char id[RBDX_IDENT_TEXT_MAX];
   int r;
 
   pthread_mutex_lock (&table_lock);
-  w = find_usable (&conn->ident, &dead);
-  pthread_mutex_unlock (&table_lock);
-  if (dead)
-    close_writer (dead);
+  for (;;) {
+    dead = NULL;
+    w = find_usable (&conn->ident, &dead);
+    if (dead) {                 /* rbd_close may wait on the cluster */
+      pthread_mutex_unlock (&table_lock);
+      close_writer (dead);
+      pthread_mutex_lock (&table_lock);
+      if (!w)
+        continue;
+    }
+    if (w || !being_created (&conn->ident))
+      break;
+    pthread_cond_wait (&created, &table_lock);  /* made meanwhile? */
+  }
   if (w) {
+    pthread_mutex_unlock (&table_lock);
     *out = w;
     return 0;
   }
-
-  pthread_mutex_lock (&create_lock);
-  pthread_mutex_lock (&table_lock);
-  w = find_usable (&conn->ident, &dead2);
+  mine.next = creating;
+  creating = &mine;
   pthread_mutex_unlock (&table_lock);
-  if (w) {                       /* made while we waited */
-    pthread_mutex_unlock (&create_lock);
-    if (dead2)
-      close_writer (dead2);
-    *out = w;
-    return 0;
-  }
+
   nw = calloc (1, sizeof *nw);
   r = nw ? rbdx_ctx_open (o, spec, &conn->ident, RBDX_CTX_SHARED, &nw->ctx,
                          err, errlen)
@@ -150,35 +179,38 @@ rbdx_writer_get (const struct rbdx_options *o, const struct rbdx_spec *spec,
     r = take_lock (nw->ctx, err, errlen);
   if (r == 0)
     r = rbdx_quiesce_join (o, nw->ctx, &nw->quiesce, err, errlen);
-  if (r < 0) {
-    pthread_mutex_unlock (&create_lock);
-    if (nw)
-      rbdx_ctx_close (nw->ctx);
+  if (r < 0 && nw) {
+    rbdx_ctx_close (nw->ctx);
     free (nw);
-    if (dead2)
-      close_writer (dead2);
+    nw = NULL;
+  }
+  if (nw) {
+    nw->refs = 1;
+    if (o->exclusive) {
+      nw->pinned = true;
+      nw->refs++;
+    }
+  }
+
+  pthread_mutex_lock (&table_lock);
+  for (q = &creating; *q != &mine; q = &(*q)->next)
+    ;
+  *q = mine.next;
+  if (nw) {
+    nw->next = table;
+    table = nw;
+  }
+  pthread_cond_broadcast (&created);
+  pthread_mutex_unlock (&table_lock);
+  if (!nw) {
     *out = NULL;
     return r;
   }
-
-  nw->refs = 1;
-  if (o->exclusive) {
-    nw->pinned = true;
-    nw->refs++;
-  }
-  pthread_mutex_lock (&table_lock);
-  nw->next = table;
-  table = nw;
-  w = nw;
-  pthread_mutex_unlock (&table_lock);
   atomic_fetch_add (&rbdx_writer_opens, 1);
-  pthread_mutex_unlock (&create_lock);
-  if (dead2)
-    close_writer (dead2);
   rbdx_ident_format (&conn->ident, id, sizeof id);
-  rbdx_debug ("rbdx: %s (%s): shared writer opened%s", w->ctx->name, id,
+  rbdx_debug ("rbdx: %s (%s): shared writer opened%s", nw->ctx->name, id,
                 o->exclusive ? ", exclusive lock held" : "");
-  *out = w;
+  *out = nw;
   return 0;
 }
 
