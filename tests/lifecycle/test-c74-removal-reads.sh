@@ -14,6 +14,7 @@
 # second); the reads end failing with NBD_EIO, none fails
 # with another error; the clients stay connected.
 . "$RBDX_TESTS/lib.sh"
+. "$RBDX_TESTS/lifecycle/readers.sh"
 requires_cluster
 requires ceph
 requires_python_nbd
@@ -25,7 +26,7 @@ pattern_file "$d/img" 16M 5a
 
 # removed HOW [engine]: serve, read, remove by HOW (rm, trash).
 removed() {
-  local img sock id line k spec
+  local img sock id spec
   img=$(new_image 16M)
   import_into "$img" "$d/img"
   spec=$img
@@ -53,17 +54,7 @@ removed() {
   sock="$d/$1-${2:-nbdkit}.sock"
   say "${2:-nbdkit}, read-only: reads of $spec while rbd ${1/clone/rm} deletes it"
   serve_via "${2:-nbdkit}" "$sock" ro -- "$spec" id="$ro" keyring="$d/ro.keyring"
-  local -a rpids=()
-  for k in 1 2 3; do
-    rm -f "$d/ready$k"
-    /usr/bin/python3 "$RBDX_TESTS/lifecycle/c74-reader.py" "$(uri "$sock")" \
-      $((16 << 20)) 5a "$d/ready$k" 60 >"$d/out$k" 2>"$d/err$k" &
-    rpids+=($!)
-  done
-  for k in 1 2 3; do
-    wait_for 30 test -e "$d/ready$k" ||
-      fail "reader $k read nothing: $(cat "$d/err$k")"
-  done
+  readers_start "$d" "$(uri "$sock")" 5a
   id=$(rbd info --format json "$img" | sed -n 's/.*"id": *"\([^"]*\)".*/\1/p')
   if [ "$1" = rm ] || [ "$1" = clone ]; then
     rbd rm --no-progress "$spec" >/dev/null 2>&1 || fail "rbd rm of $spec failed"
@@ -75,15 +66,7 @@ removed() {
     rbd trash rm --no-progress "${img%%/*}/$id" >/dev/null 2>&1 ||
       fail "rbd trash rm of $id failed"
   fi
-  for k in 1 2 3; do
-    wait "${rpids[k - 1]}" || fail "reader $k failed: $(cat "$d/err$k")"
-    line=$(cat "$d/out$k")
-    say "reader $k: $line"
-    case $line in
-      *" bad=0 other=0 eio=50 last=EIO") ;;
-      *) fail "after rbd $1, reader $k: $line (bad: reads that succeeded with other data than the image's)" ;;
-    esac
-  done
+  readers_end "$d" "rbd $1"
   stop_server "$sock"
 }
 

@@ -18,6 +18,7 @@
 #   - a new connection reads 0x11 at 0 and at 12 MiB.
 . "$RBDX_TESTS/lib.sh"
 . "$RBDX_TESTS/multiconn/mc-lib.sh"
+. "$RBDX_TESTS/lifecycle/readers.sh"
 requires_cluster
 requires ceph nbdsh
 
@@ -29,8 +30,8 @@ n=0
 
 # grandchild FRONT rw|ro [migrate]
 grandchild() {
-  local p m g sock k line
-  local -a rpids=() ids=()
+  local p m g sock
+  local -a ids=()
   n=$((n + 1))
   p=$(new_image 16M)
   import_into "$p" "$d/parent"
@@ -51,16 +52,7 @@ grandchild() {
     say "$1, $2: flatten of the middle of a served clone's chain, then rbd rm of its top"
   fi
   serve_via "$1" "$sock" "$2" -- "$g" "${ids[@]}"
-  for k in 1 2 3; do
-    rm -f "$d/ready$k"
-    /usr/bin/python3 "$RBDX_TESTS/lifecycle/c74-reader.py" "$(uri "$sock")" \
-      $((16 << 20)) 11 "$d/ready$k" 60 >"$d/out$k" 2>"$d/err$k" &
-    rpids+=($!)
-  done
-  for k in 1 2 3; do
-    wait_for 30 test -e "$d/ready$k" ||
-      fail "reader $k read nothing: $(cat "$d/err$k")"
-  done
+  readers_start "$d" "$(uri "$sock")" 11
   if [ "${3:-}" = migrate ]; then
     own_image "$p-new"
     rbd migration prepare "$p" "$p-new" >/dev/null 2>&1 ||
@@ -75,15 +67,7 @@ grandchild() {
     rbd snap rm --no-progress "$p@p" >/dev/null 2>&1 || fail "rbd snap rm $p@p failed"
     rbd rm --no-progress "$p" >/dev/null 2>&1 || fail "rbd rm $p failed"
   fi
-  for k in 1 2 3; do
-    wait "${rpids[k - 1]}" || fail "reader $k failed: $(cat "$d/err$k")"
-    line=$(cat "$d/out$k")
-    say "reader $k: $line"
-    case $line in
-      *" bad=0 other=0 eio=50 last=EIO") ;;
-      *) fail "reader $k: $line (bad: reads that returned other data than 0x11)" ;;
-    esac
-  done
+  readers_end "$d" "the change"
   grep -q "rbdx: .*was flattened or removed" "$sock.log" ||
     fail "the change of the chain is not logged: $(cat "$sock.log")"
   client_start B "$(uri "$sock")"
