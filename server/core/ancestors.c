@@ -89,10 +89,11 @@ le (const char *p, int n)
   return v;
 }
 
-/* A string of an encoding (le32 length, bytes) at *@p p, before @p end:
- * a copy in *@p s, *@p p moved past it.  -EIO if it does not fit. */
+/* A string of an encoding (le32 length, bytes) at *@p p, before @p end,
+ * of at most @p max bytes: a copy in *@p s, *@p p moved past it.  -EIO
+ * if it does not fit. */
 static int
-take_string (const char **p, const char *end, char **s)
+take_string (const char **p, const char *end, size_t max, char **s)
 {
   uint64_t n;
 
@@ -100,7 +101,7 @@ take_string (const char **p, const char *end, char **s)
     return -EIO;
   n = le (*p, 4);
   *p += 4;
-  if ((uint64_t) (end - *p) < n || n > RBDX_IMAGE_ID_MAX)
+  if ((uint64_t) (end - *p) < n || n > max)
     return -EIO;
   *s = strndup (*p, n);
   *p += n;
@@ -127,9 +128,9 @@ parent_of (const struct rbdx_link_read *l, struct rbdx_ancestor *next)
   p += 8;
   if (next->pool_id < 0)
     return 1;
-  r = take_string (&p, end, &next->ns);
+  r = take_string (&p, end, RBDX_NS_MAX, &next->ns);
   if (r == 0)
-    r = take_string (&p, end, &next->image_id);
+    r = take_string (&p, end, RBDX_IMAGE_ID_MAX, &next->image_id);
   if (r == 0 && end - p < 8)
     r = -EIO;
   if (r < 0)
